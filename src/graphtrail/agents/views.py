@@ -1,0 +1,69 @@
+"""Which entities the graph tools may show, for the duration of one agent run.
+
+Ablation replays hide or mask entities *at the tool-response layer*: the agent
+code is unchanged, and the tools behave as if the graph were different. The
+filter lives in a :class:`contextvars.ContextVar` so that concurrent replays
+(threads or asyncio tasks, each with its own copied context) see their own
+condition and never each other's.
+
+graphtrail's own graph tools read :func:`active_filter` and query a filtered
+view of the :class:`~graphtrail.agents.KnowledgeGraph`; the evaluators' generic
+tool wrapper reads the same variable to filter a user's tool outputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+__all__ = ["GraphFilter", "active_filter", "use_filter", "MASK_PLACEHOLDER"]
+
+#: What a masked entity's name, description and text become. The entity id is
+#: appended so that distinct masked entities stay distinct, and nothing of the
+#: original wording leaks.
+MASK_PLACEHOLDER = "[masked entity]"
+
+
+@dataclass(frozen=True)
+class GraphFilter:
+    """An ablation, as sets of entity ids.
+
+    - ``hidden``: the entity vanishes: out of search results and neighbour
+      lists, with its edges and every text unit that mentions it.
+    - ``masked``: id and edges stay; name, description and text become an
+      opaque placeholder, and text units mentioning it are withheld.
+    - ``text_blocked``: structure stays (id, name, type, edges); its
+      description and the text units that mention it are withheld.
+    """
+
+    hidden: frozenset[str] = field(default_factory=frozenset)
+    masked: frozenset[str] = field(default_factory=frozenset)
+    text_blocked: frozenset[str] = field(default_factory=frozenset)
+    label: str = ""
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.hidden or self.masked or self.text_blocked)
+
+    def masked_name(self, entity_id: str) -> str:
+        return f"{MASK_PLACEHOLDER} {entity_id}"
+
+
+_ACTIVE: contextvars.ContextVar[GraphFilter | None] = contextvars.ContextVar("graphtrail_graph_filter", default=None)
+
+
+def active_filter() -> GraphFilter | None:
+    """The filter in force in this context, or ``None`` (the real graph)."""
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def use_filter(graph_filter: GraphFilter | None) -> Iterator[GraphFilter | None]:
+    """Run the body with ``graph_filter`` applied to every graph tool response."""
+    token = _ACTIVE.set(graph_filter)
+    try:
+        yield graph_filter
+    finally:
+        _ACTIVE.reset(token)

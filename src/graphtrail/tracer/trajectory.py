@@ -1,0 +1,173 @@
+"""The data a traced agent run leaves behind.
+
+A :class:`Trajectory` is the in-memory and on-disk twin of one agent trace: the
+question, the answer, the citations, and every tool call with the
+knowledge-graph entities and edges it returned. It is plain pydantic data so it
+round-trips through JSON (``model_dump_json`` / ``model_validate_json``) and can
+be rebuilt from exported spans.
+
+``visited`` and ``visited_uncited`` are *derived* from the steps and citations,
+never stored independently, so they cannot drift out of sync when a trajectory
+is edited, filtered or rebuilt.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+__all__ = ["Entity", "Edge", "Step", "ModelCall", "CitationSource", "Trajectory"]
+
+
+class _Model(BaseModel):
+    # ``extra="ignore"`` lets a dumped trajectory (which includes the computed
+    # fields) validate back into an equal object.
+    model_config = ConfigDict(extra="ignore", frozen=False)
+
+
+class Entity(_Model):
+    """A knowledge-graph entity as a tool revealed it."""
+
+    id: str
+    name: str | None = None
+    type: str | None = None
+
+
+class Edge(_Model):
+    """A typed edge ``source -[relation]-> target`` a tool traversed."""
+
+    source: str
+    relation: str
+    target: str
+
+    def as_triple(self) -> list[str]:
+        return [self.source, self.relation, self.target]
+
+
+class Step(_Model):
+    """One tool call of the run, in the order the tools finished."""
+
+    index: int = Field(description="1-based order within the run (graphtrail.step)")
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    tool_call_id: str | None = None
+    span_id: str | None = Field(default=None, description="16 hex digits")
+    entities: list[Entity] = Field(default_factory=list)
+    edges: list[Edge] = Field(default_factory=list)
+    output: str | None = Field(default=None, description="tool output text; None in ids-only/none content modes")
+    error: str | None = None
+    start_time: float | None = Field(default=None, description="epoch seconds")
+    end_time: float | None = None
+    langgraph_node: str | None = None
+    langgraph_step: int | None = None
+
+    @property
+    def entity_ids(self) -> list[str]:
+        return [e.id for e in self.entities]
+
+
+class ModelCall(_Model):
+    """One chat-model call of the run."""
+
+    index: int = Field(description="1-based order within the run")
+    model: str | None = None
+    span_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    tool_calls: list[str] = Field(default_factory=list, description="names of the tools the model asked for")
+    start_time: float | None = None
+    end_time: float | None = None
+    langgraph_node: str | None = None
+    langgraph_step: int | None = None
+
+
+class CitationSource(_Model):
+    """Where a cited entity was first revealed: the earliest step(s) returning it."""
+
+    entity_id: str
+    steps: list[int] = Field(default_factory=list)
+    span_ids: list[str] = Field(default_factory=list)
+
+
+class Trajectory(_Model):
+    """Everything graphtrail knows about one agent run."""
+
+    run_id: str
+    trace_id: str | None = Field(default=None, description="32 hex digits")
+    span_id: str | None = Field(default=None, description="root span id, 16 hex digits")
+    name: str = "agent"
+    question: str | None = None
+    answer: str | None = None
+    citations: list[str] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    status: Literal["ok", "error", "no_answer"] = "ok"
+    error: str | None = None
+    start_time: float | None = None
+    end_time: float | None = None
+    conversation_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict, description="free-form tags, e.g. the ablation condition")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def visited(self) -> list[str]:
+        """Entity ids returned by any tool, in first-seen order, unique."""
+        seen: dict[str, None] = {}
+        for step in self.steps:
+            for entity in step.entities:
+                seen.setdefault(entity.id, None)
+        return list(seen)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def visited_uncited(self) -> list[str]:
+        """Visited entities the answer does not cite, in visit order."""
+        cited = set(self.citations)
+        return [e for e in self.visited if e not in cited]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def citation_sources(self) -> dict[str, CitationSource]:
+        """For each citation, the first step(s) and span(s) that revealed it.
+
+        A citation never revealed by a tool maps to an empty source: that is an
+        unsupported citation, which the evaluators report.
+        """
+        out: dict[str, CitationSource] = {}
+        for cid in self.citations:
+            src = CitationSource(entity_id=cid)
+            for step in self.steps:
+                if cid in step.entity_ids:
+                    src.steps.append(step.index)
+                    if step.span_id:
+                        src.span_ids.append(step.span_id)
+                    break
+            out[cid] = src
+        return out
+
+    @property
+    def edges(self) -> list[Edge]:
+        """All traversed edges, in order, unique."""
+        seen: dict[tuple[str, str, str], Edge] = {}
+        for step in self.steps:
+            for edge in step.edges:
+                seen.setdefault((edge.source, edge.relation, edge.target), edge)
+        return list(seen.values())
+
+    @property
+    def entity_names(self) -> dict[str, str]:
+        """Best known name for each visited entity id."""
+        names: dict[str, str] = {}
+        for step in self.steps:
+            for entity in step.entities:
+                if entity.name and entity.id not in names:
+                    names[entity.id] = entity.name
+        return names
+
+    def to_json(self, **kwargs: Any) -> str:
+        return self.model_dump_json(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "Trajectory":
+        return cls.model_validate_json(text)
