@@ -1,0 +1,93 @@
+"""What one replay run produced: the unit the replay runner writes and the scorers read.
+
+A :class:`RunRecord` is one (question, condition, trial) run. Records are
+appended to the on-disk cache as JSON lines as soon as each run finishes, so an
+interrupted evaluation loses nothing, and the scoring code works from records
+alone (plus the questions and, optionally, the knowledge graph).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..tracer.trajectory import Trajectory
+
+__all__ = ["RunKey", "RunRecord", "CONDITIONS", "DEFAULT_CONDITIONS"]
+
+#: Every ablation condition graphtrail knows, in report order.
+CONDITIONS: tuple[str, ...] = (
+    "baseline",
+    "cited_removal",
+    "random_removal",
+    "full_isolation",
+    "text_only_isolation",
+    "uncited_removal",
+    "uncited_mask",
+    "leave_one_out",
+    "random_subsets",
+)
+
+#: What ``evaluate`` runs when ``conditions`` is not given (random subsets are opt-in).
+DEFAULT_CONDITIONS: tuple[str, ...] = CONDITIONS[:-1]
+
+
+class RunKey(BaseModel):
+    """Identifies a run in the cache: (agent, model, question, condition, variant, trial, seed).
+
+    ``variant`` separates runs of one condition that differ in what they hide:
+    the entity id for ``leave_one_out``, the subset index for ``random_subsets``,
+    and ``""`` otherwise.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    model: str
+    question_id: str
+    condition: str
+    variant: str = ""
+    trial: int = 0
+    seed: int = 0
+
+    def as_str(self) -> str:
+        return "|".join(
+            [self.agent, self.model, self.question_id, self.condition, self.variant, str(self.trial), str(self.seed)]
+        )
+
+
+class RunRecord(BaseModel):
+    """One replay run and how its answer compares."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    key: RunKey
+    question: str
+    answer: str | None = None
+    citations: list[str] = Field(default_factory=list)
+    status: str = "ok"  # "ok" | "no_answer" | "error"
+    error: str | None = None
+
+    # what the condition hid / masked / text-blocked (entity ids)
+    hidden: list[str] = Field(default_factory=list)
+    masked: list[str] = Field(default_factory=list)
+    text_blocked: list[str] = Field(default_factory=list)
+
+    # answer comparison
+    correct: bool | None = None  # None when the question has no gold answer
+    f1: float | None = None
+    changed: bool | None = None  # answer differs from this question's baseline (trial 0)
+    judge: dict[str, Any] = Field(default_factory=dict)  # extra judge verdicts by name
+
+    # cost
+    model_calls: int = 0  # calls that actually reached the model
+    reused_calls: int = 0  # calls answered from the prefix-reuse store
+    input_tokens: int = 0
+    output_tokens: int = 0
+    divergence_step: int | None = None  # first model call that was not reused (1-based); None if all reused
+    wall_time_s: float = 0.0
+
+    trace_id: str | None = None
+    baseline_trace_id: str | None = None
+    trajectory: Trajectory | None = None
