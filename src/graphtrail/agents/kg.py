@@ -116,14 +116,32 @@ class KnowledgeGraph:
         """Fill :attr:`communities` with seeded Louvain communities of the undirected graph."""
         self.communities.clear()
         undirected = nx.Graph(self.graph.to_undirected(as_view=True))
-        parts = nx.community.louvain_communities(undirected, seed=seed, resolution=resolution)
-        parts = sorted((sorted(p) for p in parts), key=lambda p: (-len(p), p[0]))
+        # Louvain iterates over sets of nodes; for string ids that order follows
+        # Python's per-process hash seed, so the same seed would give different
+        # communities in different runs. Integer labels hash to themselves.
+        order = list(self.graph.nodes)
+        index = {node: i for i, node in enumerate(order)}
+        numbered = nx.Graph()
+        numbered.add_nodes_from(range(len(order)))
+        numbered.add_edges_from(sorted(tuple(sorted((index[u], index[v]))) for u, v in undirected.edges()))
+        parts_numbered = nx.community.louvain_communities(numbered, seed=seed, resolution=resolution)
+        parts = sorted((sorted(order[i] for i in p) for p in parts_numbered), key=lambda p: (-len(p), p[0]))
         for i, members in enumerate(parts):
-            names = [self.graph.nodes[m].get("name", m) for m in members]
-            top = sorted(members, key=lambda m: (-undirected.degree(m), m))[:3]
-            title = "Community of " + ", ".join(self.graph.nodes[m].get("name", m) for m in top)
-            summary = f"{len(members)} entities: " + ", ".join(names[:20]) + (" ..." if len(names) > 20 else "")
-            self.add_community(f"C{i}", title, members, summary)
+            by_degree = sorted(members, key=lambda m: (-undirected.degree(m), m))
+            title = "Community of " + ", ".join(self.graph.nodes[m].get("name", m) for m in by_degree[:3])
+            self.add_community(f"C{i}", title, members, self._community_summary(by_degree))
+
+    def _community_summary(self, members_by_degree: list[str], per_type: int = 12) -> str:
+        """Members grouped by type, best-connected first, so a reader can tell what the community is about."""
+        groups: dict[str, list[str]] = {}
+        for m in members_by_degree:
+            data = self.graph.nodes[m]
+            groups.setdefault(data.get("type", "entity"), []).append(data.get("name", m))
+        parts = []
+        for type_, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            more = f" and {len(names) - per_type} more" if len(names) > per_type else ""
+            parts.append(f"{type_} ({len(names)}): " + ", ".join(names[:per_type]) + more)
+        return f"{len(members_by_degree)} entities. " + "; ".join(parts) + "."
 
     # ------------------------------------------------------------ views
     def filtered(self, graph_filter: GraphFilter | None) -> "KnowledgeGraph":
