@@ -1,0 +1,96 @@
+"""Content modes, truncation, redaction and compact JSON for span attributes.
+
+Everything here runs on every step of every traced run, so it avoids copies:
+a value is only serialized when the content mode needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+ContentMode = Literal["full", "ids-only", "none"]
+CONTENT_MODES: tuple[str, ...] = ("full", "ids-only", "none")
+DEFAULT_MAX_VALUE_LENGTH = 4096
+TRUNCATION_MARKER = "…[truncated {n} chars]"
+REDACTED = "<redacted>"
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|auth[_-]?header|cookie|credential)", re.I)
+_ID_LIKE = re.compile(r"^[\w:.\-/#@]{1,128}$")
+
+
+def check_content_mode(mode: str) -> ContentMode:
+    if mode not in CONTENT_MODES:
+        raise ValueError(f"content must be one of {CONTENT_MODES}, got {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON that never raises on odd objects (they become ``str``)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut ``text`` to ``limit`` characters and say how much was dropped."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATION_MARKER.format(n=len(text) - limit)
+
+
+def to_text(content: Any) -> str:
+    """Message or tool content as text (LangChain content may be a list of parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            else:
+                parts.append(dumps(part))
+        return "".join(parts)
+    return dumps(content)
+
+
+def is_secret_key(key: Any) -> bool:
+    return isinstance(key, str) and bool(_SECRET_KEY.search(key))
+
+
+def _clean_value(value: Any, mode: ContentMode, limit: int, depth: int) -> Any:
+    if isinstance(value, str):
+        if mode == "full":
+            return truncate(value, limit)
+        return value if _ID_LIKE.match(value) else REDACTED
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if depth > 6:
+        return REDACTED if mode != "full" else truncate(str(value), limit)
+    if isinstance(value, dict):
+        return {
+            str(k): (REDACTED if is_secret_key(k) else _clean_value(v, mode, limit, depth + 1)) for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_clean_value(v, mode, limit, depth + 1) for v in value]
+    text = str(value)
+    if mode == "full":
+        return truncate(text, limit)
+    return text if _ID_LIKE.match(text) else REDACTED
+
+
+def clean_args(args: Any, mode: ContentMode, limit: int) -> dict[str, Any]:
+    """Tool-call arguments as recorded: JSON-safe, secrets redacted, text per mode.
+
+    - ``full``: every value, long strings truncated;
+    - ``ids-only``: structure, numbers and identifier-like strings (no spaces,
+      at most 128 chars, e.g. ``"E12"``); free text becomes ``"<redacted>"``;
+    - ``none``: nothing (``{}``).
+    """
+    if mode == "none" or args is None:
+        return {}
+    if not isinstance(args, dict):
+        args = {"input": args}
+    cleaned = _clean_value(args, mode, limit, 0)
+    return cleaned if isinstance(cleaned, dict) else {}

@@ -1,0 +1,51 @@
+"""Tracing must never break the traced app: failures become one warning per kind."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+logger = logging.getLogger("graphtrail")
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def warn_once(kind: str, message: str, *args: Any) -> None:
+    """Log ``message`` at WARNING the first time ``kind`` happens in this process.
+
+    A tracer that logs on every step of every run would drown the app's logs,
+    so each kind of failure is reported once; later ones go to DEBUG.
+    """
+    with _warned_lock:
+        first = kind not in _warned
+        _warned.add(kind)
+    logger.log(logging.WARNING if first else logging.DEBUG, message, *args)
+
+
+def reset_warnings() -> None:
+    """Forget which warnings were logged (for tests)."""
+    with _warned_lock:
+        _warned.clear()
+
+
+def guarded(kind: str) -> Callable[[F], F]:
+    """Decorate a callback so that a bug in graphtrail never reaches the app."""
+
+    def deco(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - the whole point
+                warn_once(f"handler:{kind}", "graphtrail: tracing failed in %s (%r); the agent is unaffected", kind, exc)
+                return None
+
+        return wrapper  # type: ignore[return-value]
+
+    return deco

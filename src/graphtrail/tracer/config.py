@@ -1,0 +1,319 @@
+"""Where graphtrail's spans go: ``configure()`` and the tracer lookup.
+
+Rules, in order, for the provider graphtrail creates spans with:
+
+1. ``configure(tracer_provider=P)``: ``P``.
+2. otherwise, a global TracerProvider the application set
+   (``trace.set_tracer_provider``): that one. graphtrail never replaces it and
+   adds a span processor to it only when asked (an explicit ``exporter``,
+   ``span_exporter`` or ``span_processor`` argument).
+3. otherwise graphtrail's own SDK provider, kept private to graphtrail so that
+   ``configure`` can be called again (tests, notebooks) - the OTel global is
+   one-shot.
+
+Processors graphtrail adds to a provider it does not own go through one
+switchable processor per provider, so re-configuring swaps the exporter instead
+of stacking processors.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    ConsoleSpanExporter,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from ._content import DEFAULT_MAX_VALUE_LENGTH, ContentMode, check_content_mode
+from ._safety import warn_once
+
+ExporterName = Literal["otlp", "console", "jsonl", "none", "memory"]
+EXPORTERS: tuple[str, ...] = ("otlp", "console", "jsonl", "none", "memory")
+DEFAULT_EXPORT_TIMEOUT_S = 5.0
+
+
+class _GuardedExporter(SpanExporter):
+    """Turns exporter failures (endpoint down, bad file) into one graphtrail warning."""
+
+    def __init__(self, inner: SpanExporter, label: str) -> None:
+        self.inner = inner
+        self.label = label
+
+    def export(self, spans: Any) -> SpanExportResult:
+        try:
+            result = self.inner.export(spans)
+        except Exception as exc:  # noqa: BLE001
+            warn_once(f"export:{self.label}", "graphtrail: span export to %s failed (%r); spans dropped", self.label, exc)
+            return SpanExportResult.FAILURE
+        if result is not SpanExportResult.SUCCESS:
+            warn_once(f"export:{self.label}", "graphtrail: span export to %s failed; spans dropped", self.label)
+        return result
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        try:
+            return self.inner.force_flush(timeout_millis)
+        except Exception:  # noqa: BLE001
+            return False
+
+    def shutdown(self) -> None:
+        try:
+            self.inner.shutdown()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class _SwitchProcessor(SpanProcessor):
+    """The one processor graphtrail adds to a provider it does not own."""
+
+    def __init__(self) -> None:
+        self.delegate: SpanProcessor | None = None
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        d = self.delegate
+        if d is not None:
+            d.on_start(span, parent_context=parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        d = self.delegate
+        if d is not None:
+            d.on_end(span)
+
+    def shutdown(self) -> None:
+        d = self.delegate
+        if d is not None:
+            d.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        d = self.delegate
+        return d.force_flush(timeout_millis) if d is not None else True
+
+
+@dataclass
+class _State:
+    provider: Any = None  # the provider spans are created with, or None = resolve per run
+    own: TracerProvider | None = None
+    processor: SpanProcessor | None = None
+    memory: InMemorySpanExporter | None = None
+    content: ContentMode = "full"
+    max_value_length: int = DEFAULT_MAX_VALUE_LENGTH
+    configured: bool = False
+    switches: dict[int, tuple[Any, _SwitchProcessor]] = field(default_factory=dict)
+    tracers: dict[int, tuple[Any, trace.Tracer]] = field(default_factory=dict)
+
+
+_state = _State()
+_lock = threading.RLock()
+
+
+def _global_provider() -> Any | None:
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider) or type(provider).__name__ == "ProxyTracerProvider":
+        return None
+    return provider
+
+
+def _env(*names: str) -> str | None:
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def _otlp_exporter(endpoint: str | None, protocol: str | None, headers: dict[str, str] | None) -> SpanExporter:
+    protocol = protocol or _env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+    kwargs: dict[str, Any] = {}
+    if headers:
+        kwargs["headers"] = dict(headers)
+    if not _env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"):
+        kwargs["timeout"] = DEFAULT_EXPORT_TIMEOUT_S
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+
+        if endpoint:
+            kwargs["endpoint"] = endpoint
+            kwargs.setdefault("insecure", urlparse(endpoint).scheme != "https")
+        return GrpcExporter(**kwargs)
+    if protocol not in ("http/protobuf", "http"):
+        raise ValueError(f"protocol must be 'http/protobuf' or 'grpc', got {protocol!r}")
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+
+    if endpoint:
+        # Like OTEL_EXPORTER_OTLP_ENDPOINT: a base URL gets the signal path appended.
+        parsed = urlparse(endpoint)
+        kwargs["endpoint"] = endpoint.rstrip("/") + "/v1/traces" if parsed.path in ("", "/") else endpoint
+    return HttpExporter(**kwargs)
+
+
+def _processor_for(
+    exporter: str, endpoint: str | None, path: str | os.PathLike[str] | None, protocol: str | None, headers: dict[str, str] | None
+) -> tuple[SpanProcessor | None, InMemorySpanExporter | None]:
+    if exporter == "none":
+        return None, None
+    if exporter == "memory":
+        memory = InMemorySpanExporter()
+        return SimpleSpanProcessor(memory), memory
+    if exporter == "console":
+        return SimpleSpanProcessor(ConsoleSpanExporter()), None
+    if exporter == "jsonl":
+        from .jsonl import JsonlSpanExporter
+
+        target = path or os.environ.get("GRAPHTRAIL_JSONL_PATH") or "graphtrail-traces.jsonl"
+        return BatchSpanProcessor(_GuardedExporter(JsonlSpanExporter(target), f"jsonl file {target}")), None
+    if exporter == "otlp":
+        inner = _otlp_exporter(endpoint, protocol, headers)
+        label = f"OTLP {endpoint or _env('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT') or 'default endpoint'}"
+        return BatchSpanProcessor(_GuardedExporter(inner, label), export_timeout_millis=int(DEFAULT_EXPORT_TIMEOUT_S * 1000)), None
+    raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
+
+
+def _attach(provider: Any, processor: SpanProcessor | None) -> None:
+    """Route ``processor`` into a provider graphtrail does not own, replacing graphtrail's previous one."""
+    entry = _state.switches.get(id(provider))
+    if entry is None:
+        if processor is None:
+            return
+        switch = _SwitchProcessor()
+        provider.add_span_processor(switch)
+        _state.switches[id(provider)] = (provider, switch)
+    else:
+        switch = entry[1]
+    old, switch.delegate = switch.delegate, processor
+    if old is not None:
+        _shutdown_later(old)
+
+
+def _shutdown_later(obj: Any) -> None:
+    # A batch processor with an unreachable endpoint can block for the export timeout.
+    threading.Thread(target=lambda: _quiet(obj.shutdown), name="graphtrail-shutdown", daemon=True).start()
+
+
+def _quiet(fn: Any) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def configure(
+    exporter: ExporterName | None = None,
+    endpoint: str | None = None,
+    service_name: str | None = None,
+    path: str | os.PathLike[str] | None = None,
+    protocol: Literal["http/protobuf", "grpc"] | None = None,
+    headers: dict[str, str] | None = None,
+    content: ContentMode = "full",
+    max_value_length: int = DEFAULT_MAX_VALUE_LENGTH,
+    tracer_provider: Any = None,
+    span_exporter: SpanExporter | None = None,
+    span_processor: SpanProcessor | None = None,
+) -> Any:
+    """Choose where graphtrail's spans go; returns the TracerProvider it will use.
+
+    - ``exporter``: ``"otlp"`` (``endpoint``, ``protocol``, ``headers``; else the
+      standard ``OTEL_EXPORTER_OTLP_*`` variables), ``"console"``, ``"jsonl"``
+      (OTLP/JSON lines appended to ``path``), ``"memory"`` (see
+      :func:`get_memory_exporter`) or ``"none"``. Default: ``"otlp"`` if an
+      ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is set, else ``"none"``
+      (trajectories are still captured in memory).
+    - ``span_exporter`` / ``span_processor``: plug your own, OTel SDK style
+      (an exporter is wrapped in a ``BatchSpanProcessor``).
+    - ``service_name``: default ``OTEL_SERVICE_NAME``, else ``"graphtrail"``.
+    - ``content``: ``"full"``, ``"ids-only"`` or ``"none"`` (docs/spans.md).
+    - ``tracer_provider``: use this provider. A global provider the app set is
+      used as well, and never replaced.
+
+    Calling ``configure`` again replaces graphtrail's previous choice.
+    """
+    content = check_content_mode(content)
+    if max_value_length < 16:
+        raise ValueError("max_value_length must be at least 16")
+    asked = exporter is not None or span_exporter is not None or span_processor is not None
+    if exporter is None:
+        exporter = "otlp" if _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") else "none"
+    if span_processor is not None:
+        processor, memory = span_processor, None
+    elif span_exporter is not None:
+        processor, memory = BatchSpanProcessor(span_exporter), None
+    else:
+        processor, memory = _processor_for(exporter, endpoint, path, protocol, headers)
+    with _lock:
+        target = tracer_provider or _global_provider()
+        old_own = _state.own
+        if target is not None:
+            if asked:
+                _attach(target, processor)
+            _state.provider, _state.own = target, None
+        else:
+            resource = Resource.create({SERVICE_NAME: service_name or os.environ.get("OTEL_SERVICE_NAME") or "graphtrail"})
+            own = TracerProvider(resource=resource)
+            if processor is not None:
+                own.add_span_processor(processor)
+            _state.provider, _state.own = None, own
+        if old_own is not None:
+            _shutdown_later(old_own)
+        _state.processor, _state.memory = processor, memory
+        _state.content, _state.max_value_length = content, max_value_length
+        _state.configured = True
+        _state.tracers.clear()
+        return target or _state.own
+
+
+def _ensure_configured() -> None:
+    if not _state.configured:
+        with _lock:
+            if not _state.configured:
+                configure()
+
+
+def get_tracer() -> trace.Tracer:
+    """The tracer for a run starting now (cheap: cached per provider)."""
+    _ensure_configured()
+    provider = _state.provider or _global_provider() or _state.own
+    entry = _state.tracers.get(id(provider))
+    if entry is None or entry[0] is not provider:
+        from .. import __version__
+
+        entry = (provider, provider.get_tracer("graphtrail", __version__))
+        _state.tracers[id(provider)] = entry
+    return entry[1]
+
+
+def get_tracer_provider() -> Any:
+    """The provider graphtrail creates spans with right now."""
+    _ensure_configured()
+    return _state.provider or _global_provider() or _state.own
+
+
+def content_settings() -> tuple[ContentMode, int]:
+    _ensure_configured()
+    return _state.content, _state.max_value_length
+
+
+def get_memory_exporter() -> InMemorySpanExporter | None:
+    """The exporter of ``configure(exporter="memory")`` (``.get_finished_spans()``, ``.clear()``)."""
+    return _state.memory
+
+
+def flush(timeout_millis: int = 30000) -> bool:
+    """Export buffered spans now (e.g. before reading a jsonl file)."""
+    processor = _state.processor
+    ok = True
+    if processor is not None:
+        ok = processor.force_flush(timeout_millis)
+    if _state.own is not None:
+        ok = _state.own.force_flush(timeout_millis) and ok
+    return ok

@@ -1,0 +1,347 @@
+"""Which entities and edges a tool call revealed, and what the answer cited.
+
+Entity extraction order (docs/architecture.md §2): the tool's artifact in
+graphtrail's shape -> a registered per-tool extractor -> a generic fallback over
+JSON/dict/list outputs. Citation order (§3): an accepted ``submit_answer`` call
+-> ``[E:<id>]``-style text markers -> a user callable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._safety import warn_once
+from .trajectory import Edge, Entity
+
+Extractor = Callable[[Any, dict[str, Any]], Any]
+"""``fn(output, args)`` -> ``{"entities": [...], "edges": [...]}``.
+
+``output`` is the tool's result content (a ``str`` for most tools, the raw
+return value when the tool was not called through a tool call); ``args`` the
+call's arguments. Entities may be :class:`Entity`, dicts with ``id``/``name``/
+``type``, or plain id strings; edges :class:`Edge`, dicts with ``source``/
+``relation``/``target``, or ``[source, relation, target]`` lists. A pair
+``(entities, edges)`` is accepted too.
+"""
+
+CitationParser = Callable[[Any], Any]
+"""``fn(final_output)`` -> ``(answer, citations)``, ``{"answer", "citations"}``, or ``None``."""
+
+_registry: dict[str, Extractor] = {}
+
+DEFAULT_CITATION_PATTERN = r"\[E:\s*([^\]]*?)\s*\]"
+ANSWER_TOOL = "submit_answer"
+_ID_KEYS = ("id", "entity_id", "node_id")
+_NAME_KEYS = ("name", "label", "title")
+_SOURCE_KEYS = ("source", "subject", "head", "src")
+_TARGET_KEYS = ("target", "object", "tail", "dst")
+_RELATION_KEYS = ("relation", "predicate", "rel", "type", "label")
+_FALLBACK_BUDGET = 5000  # dict/list nodes visited at most per output
+
+
+def register_extractor(tool_name: str) -> Callable[[Extractor], Extractor]:
+    """Register ``fn(output, args)`` as the entity extractor of tool ``tool_name``.
+
+    Used for tools whose output is not in graphtrail's artifact shape. An
+    ``extractors={...}`` argument of :func:`trace_agent` wins over this registry.
+    """
+
+    def deco(fn: Extractor) -> Extractor:
+        _registry[tool_name] = fn
+        return fn
+
+    return deco
+
+
+def unregister_extractor(tool_name: str) -> None:
+    _registry.pop(tool_name, None)
+
+
+def _scalar_id(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int)):
+        text = str(value)
+        return text or None
+    return None
+
+
+def _opt_str(value: Any) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return str(value)
+
+
+def to_entity(item: Any) -> Entity | None:
+    if isinstance(item, Entity):
+        return item
+    if isinstance(item, Mapping):
+        for key in _ID_KEYS:
+            eid = _scalar_id(item.get(key))
+            if eid is not None:
+                name = next((_opt_str(item[k]) for k in _NAME_KEYS if item.get(k) is not None), None)
+                return Entity(id=eid, name=name, type=_opt_str(item.get("type")))
+        return None
+    eid = _scalar_id(item)
+    return Entity(id=eid) if eid is not None else None
+
+
+def to_edge(item: Any) -> Edge | None:
+    if isinstance(item, Edge):
+        return item
+    if isinstance(item, Mapping):
+        src = next((_scalar_id(item.get(k)) for k in _SOURCE_KEYS if _scalar_id(item.get(k))), None)
+        tgt = next((_scalar_id(item.get(k)) for k in _TARGET_KEYS if _scalar_id(item.get(k))), None)
+        if src is None or tgt is None:
+            return None
+        rel = next((str(item[k]) for k in _RELATION_KEYS if isinstance(item.get(k), (str, int)) and item.get(k) != ""), "related_to")
+        return Edge(source=src, relation=rel, target=tgt)
+    if isinstance(item, (list, tuple)) and len(item) == 3 and all(_scalar_id(x) for x in item):
+        return Edge(source=str(item[0]), relation=str(item[1]), target=str(item[2]))
+    return None
+
+
+@dataclass(slots=True)
+class Found:
+    entities: list[Entity] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+    def add_entity(self, entity: Entity | None, seen: set[str]) -> None:
+        if entity is not None and entity.id not in seen:
+            seen.add(entity.id)
+            self.entities.append(entity)
+
+
+def _normalize(result: Any) -> Found:
+    if result is None:
+        return Found()
+    if isinstance(result, Found):
+        return result
+    if isinstance(result, tuple) and len(result) == 2:
+        raw_entities, raw_edges = result
+    elif isinstance(result, Mapping):
+        raw_entities, raw_edges = result.get("entities") or [], result.get("edges") or []
+    else:
+        raw_entities, raw_edges = getattr(result, "entities", None) or [], getattr(result, "edges", None) or []
+    found, seen = Found(), set()
+    for item in raw_entities if isinstance(raw_entities, Iterable) and not isinstance(raw_entities, (str, bytes)) else []:
+        found.add_entity(to_entity(item), seen)
+    edge_seen: set[tuple[str, str, str]] = set()
+    for item in raw_edges if isinstance(raw_edges, Iterable) and not isinstance(raw_edges, (str, bytes)) else []:
+        edge = to_edge(item)
+        if edge is not None and (key := (edge.source, edge.relation, edge.target)) not in edge_seen:
+            edge_seen.add(key)
+            found.edges.append(edge)
+    return found
+
+
+def is_artifact_shape(artifact: Any) -> bool:
+    return isinstance(artifact, Mapping) and (
+        isinstance(artifact.get("entities"), list) or isinstance(artifact.get("edges"), list)
+    )
+
+
+def _parse_json_text(output: Any) -> Any:
+    if isinstance(output, str):
+        text = output.strip()
+        if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return None
+        return None
+    if isinstance(output, list) and output and all(isinstance(p, dict) and "text" in p for p in output):
+        return _parse_json_text("".join(str(p["text"]) for p in output))
+    return output
+
+
+def generic_extract(output: Any) -> Found:
+    """Entities (dicts with ``id``/``entity_id``/``node_id``) and edges found anywhere in a JSON-like output."""
+    data = _parse_json_text(output)
+    found, seen = Found(), set()
+    edge_seen: set[tuple[str, str, str]] = set()
+    if not isinstance(data, (dict, list, tuple)):
+        return found
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    budget = _FALLBACK_BUDGET
+    order: list[Any] = []
+    # depth-first, pre-order, preserving document order
+    while stack and budget > 0:
+        node, depth = stack.pop()
+        budget -= 1
+        if isinstance(node, Mapping):
+            order.append(node)
+            if depth < 8:
+                stack.extend((v, depth + 1) for v in reversed(list(node.values())) if isinstance(v, (dict, list, tuple)))
+        elif isinstance(node, (list, tuple)) and depth < 8:
+            stack.extend((v, depth + 1) for v in reversed(node) if isinstance(v, (dict, list, tuple)))
+    for node in order:
+        edge = to_edge(node)
+        if edge is not None:
+            key = (edge.source, edge.relation, edge.target)
+            if key not in edge_seen:
+                edge_seen.add(key)
+                found.edges.append(edge)
+            continue
+        found.add_entity(to_entity(node), seen)
+    return found
+
+
+def extract_entities(
+    tool: str,
+    output: Any,
+    args: dict[str, Any],
+    artifact: Any,
+    extractors: Mapping[str, Extractor] | None,
+) -> Found:
+    """Entities and edges a tool call revealed. Never raises."""
+    if is_artifact_shape(artifact):
+        try:
+            return _normalize(artifact)
+        except Exception as exc:  # noqa: BLE001
+            warn_once(f"artifact:{tool}", "graphtrail: unreadable artifact from tool %r (%r)", tool, exc)
+    extractor = (extractors or {}).get(tool) or _registry.get(tool)
+    if extractor is not None:
+        try:
+            return _normalize(extractor(output, args))
+        except Exception as exc:  # noqa: BLE001
+            warn_once(f"extractor:{tool}", "graphtrail: extractor for tool %r raised %r; using the generic fallback", tool, exc)
+    try:
+        return generic_extract(output)
+    except Exception as exc:  # noqa: BLE001
+        warn_once(f"fallback:{tool}", "graphtrail: could not read output of tool %r (%r)", tool, exc)
+        return Found()
+
+
+# ---------------------------------------------------------------- citations
+
+
+@dataclass(slots=True)
+class AnswerResult:
+    answer: str | None
+    citations: list[str]
+    status: str  # "ok" | "no_answer"
+
+
+def _unique(ids: Iterable[Any]) -> list[str]:
+    out: dict[str, None] = {}
+    for raw in ids:
+        if raw is None or isinstance(raw, (dict, list)):
+            continue
+        text = str(raw).strip()
+        if text:
+            out.setdefault(text, None)
+    return list(out)
+
+
+def _citation_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return _unique(re.split(r"[,;\s]+", value))
+    if isinstance(value, (list, tuple)):
+        return _unique(value)
+    return _unique([value])
+
+
+def compile_pattern(pattern: str | re.Pattern[str] | None) -> re.Pattern[str]:
+    if pattern is None:
+        return re.compile(DEFAULT_CITATION_PATTERN)
+    return pattern if isinstance(pattern, re.Pattern) else re.compile(pattern)
+
+
+def text_citations(text: str, pattern: re.Pattern[str]) -> tuple[str, list[str]]:
+    """Ids in the markers of ``text`` (a marker may list several: ``[E:E1, E2]``) and the text without them."""
+    ids: list[str] = []
+    for match in pattern.finditer(text):
+        captured = match.group(1) if pattern.groups else match.group(0)
+        ids.extend(re.split(r"[,;]\s*", captured or ""))
+    if not ids:
+        return text.strip(), []
+    stripped = re.sub(r"[ \t]+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", pattern.sub("", text))).strip()
+    return stripped, _unique(ids)
+
+
+def _messages_of(output: Any) -> list[Any] | None:
+    if isinstance(output, Mapping):
+        msgs = output.get("messages")
+        return list(msgs) if isinstance(msgs, (list, tuple)) else None
+    if isinstance(output, (list, tuple)) and output and all(hasattr(m, "type") for m in output):
+        return list(output)
+    return None
+
+
+def _is_answer_call(call: Mapping[str, Any]) -> bool:
+    args = call.get("args")
+    return call.get("name") == ANSWER_TOOL or (isinstance(args, Mapping) and "answer" in args and "citations" in args)
+
+
+def extract_answer(
+    output: Any,
+    pattern: re.Pattern[str],
+    parser: CitationParser | None = None,
+) -> AnswerResult | None:
+    """Answer and citations of a run's final output; ``None`` if the output says nothing.
+
+    1. the last ``submit_answer``-style tool call whose ``ToolMessage`` is not
+       ``status="error"`` (all rejected -> ``no_answer``);
+    2. ``[E:<id>]``-style markers in the last AI message text (or a ``str`` output);
+    3. ``parser(output)``, if given;
+    4. the last AI message text with no citations.
+    """
+    messages = _messages_of(output)
+    text: str | None = None
+    if messages is not None:
+        errored: set[str] = set()
+        for msg in messages:
+            if getattr(msg, "type", None) == "tool" and getattr(msg, "status", None) == "error":
+                errored.add(getattr(msg, "tool_call_id", None) or "")
+        submissions = 0
+        for msg in reversed(messages):
+            for call in reversed(getattr(msg, "tool_calls", None) or []):
+                if not isinstance(call, Mapping) or not _is_answer_call(call):
+                    continue
+                submissions += 1
+                if call.get("id") in errored:
+                    continue
+                args = call.get("args") or {}
+                answer = args.get("answer")
+                return AnswerResult(
+                    answer=None if answer is None else str(answer),
+                    citations=_citation_list(args.get("citations")),
+                    status="ok",
+                )
+        if submissions:
+            return AnswerResult(answer=None, citations=[], status="no_answer")
+        last_ai = next((m for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
+        if last_ai is not None:
+            from ._content import to_text
+
+            text = to_text(getattr(last_ai, "content", ""))
+    elif isinstance(output, str):
+        text = output
+    if text is not None and text.strip():
+        stripped, ids = text_citations(text, pattern)
+        if ids:
+            return AnswerResult(answer=stripped, citations=ids, status="ok")
+    if parser is not None:
+        try:
+            parsed = parser(output)
+        except Exception as exc:  # noqa: BLE001
+            warn_once("citation_parser", "graphtrail: citation_parser raised %r", exc)
+            parsed = None
+        if parsed is not None:
+            if isinstance(parsed, Mapping):
+                answer, cites = parsed.get("answer"), parsed.get("citations")
+            else:
+                answer, cites = parsed
+            return AnswerResult(answer=None if answer is None else str(answer), citations=_citation_list(cites), status="ok")
+    if text is not None and text.strip():
+        return AnswerResult(answer=text.strip(), citations=[], status="ok")
+    if messages is not None:
+        return AnswerResult(answer=None, citations=[], status="no_answer")
+    return None

@@ -1,0 +1,113 @@
+"""Per-task scopes read when a root run starts: ``capture()`` and ``run_annotations()``.
+
+Both live in ContextVars, so every asyncio task and every thread started with a
+copied context sees its own; a run belongs to the scopes active *where it
+started*, which is what lets concurrent replays each collect their own runs.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from .trajectory import Trajectory
+
+
+class Capture:
+    """Trajectories of the runs started inside a ``with graphtrail.capture()`` block."""
+
+    def __init__(self) -> None:
+        self.trajectories: list[Trajectory] = []
+        self._lock = threading.Lock()
+
+    def _add(self, trajectory: Trajectory) -> None:
+        with self._lock:
+            self.trajectories.append(trajectory)
+
+    def __len__(self) -> int:
+        return len(self.trajectories)
+
+    def __iter__(self) -> Iterator[Trajectory]:
+        return iter(list(self.trajectories))
+
+    @property
+    def last(self) -> Trajectory | None:
+        return self.trajectories[-1] if self.trajectories else None
+
+
+_captures: ContextVar[tuple[Capture, ...]] = ContextVar("graphtrail_captures", default=())
+
+
+@contextmanager
+def capture() -> Iterator[Capture]:
+    """Collect a :class:`Trajectory` for each traced run started inside the block.
+
+    Nested blocks each see the runs started inside them (an outer block sees
+    the inner block's runs too). A run is delivered when it finishes, so read
+    ``.trajectories`` after the runs returned.
+    """
+    cap = Capture()
+    token = _captures.set((*_captures.get(), cap))
+    try:
+        yield cap
+    finally:
+        _captures.reset(token)
+
+
+def active_captures() -> tuple[Capture, ...]:
+    return _captures.get()
+
+
+@dataclass(frozen=True)
+class Annotations:
+    attributes: dict[str, Any] = field(default_factory=dict)
+    links: tuple[tuple[str, str], ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_annotations: ContextVar[Annotations | None] = ContextVar("graphtrail_annotations", default=None)
+
+
+@contextmanager
+def run_annotations(
+    attributes: dict[str, Any] | None = None,
+    links: list[tuple[str, str]] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Iterator[Annotations]:
+    """Tag the root spans (and Trajectories) of runs started inside the block.
+
+    - ``attributes``: extra root-span attributes, e.g. ``{"graphtrail.condition": "hide-top1"}``
+      (OTel attribute values: str, bool, int, float or lists of them);
+    - ``links``: ``(trace_id_hex, span_id_hex)`` pairs, added as span links (e.g. to
+      the baseline run a replay was derived from);
+    - ``metadata``: JSON-safe dict merged into ``Trajectory.metadata``.
+
+    Nested blocks merge, the inner one winning on equal keys.
+    """
+    for pair in links or []:
+        trace_id, span_id = pair
+        if len(trace_id) != 32 or len(span_id) != 16:
+            raise ValueError(f"links must be (32-hex trace id, 16-hex span id) pairs, got {pair!r}")
+        int(trace_id, 16), int(span_id, 16)
+    # JSON-normalize so the metadata equals what a rebuild from spans reads back.
+    meta = json.loads(json.dumps(metadata or {}, default=str))
+    outer = _annotations.get() or Annotations()
+    merged = Annotations(
+        attributes={**outer.attributes, **(attributes or {})},
+        links=(*outer.links, *(tuple(p) for p in links or [])),
+        metadata={**outer.metadata, **meta},
+    )
+    token = _annotations.set(merged)
+    try:
+        yield merged
+    finally:
+        _annotations.reset(token)
+
+
+def active_annotations() -> Annotations | None:
+    return _annotations.get()

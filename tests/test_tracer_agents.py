@@ -1,0 +1,387 @@
+"""The tracer on real LangGraph agents: span tree, attributes, Trajectory, errors, content modes."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from typing import Annotated
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.types import Command
+from opentelemetry.trace import SpanKind, StatusCode
+
+import graphtrail
+from graphtrail.tracer import GraphTrailHandler, register_extractor, trajectories_from_spans, unregister_extractor
+from graphtrail.tracer._safety import reset_warnings
+from tests.fakes import ScriptedChatModel, tool_call, unique_id
+from tests.test_tracer_kit import (
+    BUILDERS,
+    ask,
+    broken,
+    build_create_agent,
+    build_toolnode_graph,
+    by_name,
+    kg_model,
+    memory,  # noqa: F401 - fixture
+    neighbors,
+    parent_id,
+    search,
+    span_id,
+    submit_answer,
+)
+
+
+@pytest.mark.parametrize("style", list(BUILDERS))
+def test_each_agent_style_gives_one_trace_with_graph_attributes(memory, style):
+    agent = graphtrail.trace_agent(BUILDERS[style](), name="kg")
+    with graphtrail.capture() as cap:
+        result = agent.invoke(ask(7), {"configurable": {"thread_id": "conv-7"}})
+    assert result["messages"][-1].content == "Answer 7"
+    spans = memory.get_finished_spans()
+    assert len({s.context.trace_id for s in spans}) == 1
+    names = by_name(spans)
+    (root,) = names["invoke_agent kg"]
+    assert root.parent is None
+    assert len(names["chat scripted-model"]) == 4
+    assert [s.attributes["gen_ai.tool.name"] for s in sorted(
+        [s for s in spans if s.name.startswith("execute_tool")], key=lambda s: s.attributes["graphtrail.step"]
+    )] == ["search", "neighbors", "submit_answer"]
+
+    a = root.attributes
+    assert a["gen_ai.operation.name"] == "invoke_agent" and a["openinference.span.kind"] == "AGENT"
+    assert a["gen_ai.conversation.id"] == "conv-7"
+    assert a["graphtrail.answer"] == "Answer 7"
+    assert json.loads(a["graphtrail.citations"]) == ["N7-c"]
+    assert json.loads(a["graphtrail.visited"]) == ["N7-a", "N7-b", "N7-c"]
+    assert json.loads(a["graphtrail.visited_uncited"]) == ["N7-a", "N7-b"]
+    (neigh,) = names["execute_tool neighbors"]
+    sources = json.loads(a["graphtrail.citation_sources"])
+    assert sources == {"N7-c": {"entity_id": "N7-c", "steps": [2], "span_ids": [span_id(neigh)]}}
+
+    n = neigh.attributes
+    assert n["gen_ai.operation.name"] == "execute_tool" and n["openinference.span.kind"] == "TOOL"
+    assert n["graphtrail.step"] == 2
+    assert json.loads(n["graphtrail.entities.visited"]) == ["N7-c"]
+    assert json.loads(n["graphtrail.edges.traversed"]) == [["N7-a", "currency", "N7-c"]]
+    assert isinstance(n["langgraph.step"], int) and n["langgraph.node"] in ("tools", "run_tools")
+    assert n["gen_ai.tool.call.id"].startswith("call_")
+    chat = names["chat scripted-model"][0]
+    assert chat.kind == SpanKind.CLIENT
+    assert chat.attributes["gen_ai.request.model"] == "scripted-model"
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 10 and chat.attributes["gen_ai.usage.output_tokens"] == 5
+
+    # every span hangs off the root through spans of this trace (no orphans)
+    ids = {span_id(s) for s in spans}
+    assert all(parent_id(s) in ids for s in spans if s is not root)
+    # LangGraph nodes are CHAIN spans directly under the root; model and tool spans under them
+    node_spans = [s for s in spans if s.attributes.get("openinference.span.kind") == "CHAIN"]
+    assert node_spans and all(parent_id(s) == span_id(root) for s in node_spans)
+    assert all(parent_id(s) in {span_id(x) for x in node_spans} for s in spans if s.name.startswith(("chat", "execute_tool")))
+
+    (traj,) = cap.trajectories
+    assert traj.answer == "Answer 7" and traj.citations == ["N7-c"] and traj.status == "ok"
+    assert traj.question == "Which currency does Q-7 use?"
+    assert traj.visited_uncited == ["N7-a", "N7-b"]
+    assert [s.index for s in traj.steps] == [1, 2, 3]
+    assert traj.steps[0].entities[0].name == "Alpha 7" and traj.steps[0].entities[0].type == "city"
+    assert traj.trace_id == format(root.context.trace_id, "032x")
+    assert trajectories_from_spans(spans) == [traj]
+
+
+def test_parallel_tool_calls_in_one_step(memory):
+    def policy(messages):
+        turn = sum(isinstance(m, AIMessage) for m in messages)
+        if turn == 0:
+            return AIMessage("", tool_calls=[
+                tool_call("search", {"query": "Q-1"}, unique_id()),
+                tool_call("neighbors", {"entity_id": "N1-a"}, unique_id()),
+                tool_call("neighbors", {"entity_id": "N2-a"}, unique_id()),
+            ])
+        if turn == 1:
+            return AIMessage("", tool_calls=[tool_call("submit_answer", {"answer": "x", "citations": ["N2-c"]}, unique_id())])
+        return AIMessage("x")
+
+    agent = graphtrail.trace_agent(build_create_agent(ScriptedChatModel(policy=policy)), name="par")
+    with graphtrail.capture() as cap:
+        agent.invoke(ask(1))
+    (traj,) = cap.trajectories
+    tools = [s for s in memory.get_finished_spans() if s.name.startswith("execute_tool")]
+    first_step = [s for s in tools if s.attributes["langgraph.step"] == 2]
+    assert len(first_step) == 3
+    # create_agent sends each call to its own "tools" task: one node span per call, same step
+    index = {span_id(s): s for s in memory.get_finished_spans()}
+    assert {index[parent_id(s)].name for s in first_step} == {"tools"}
+    assert len({s.context.trace_id for s in index.values()}) == 1
+    assert sorted(s.attributes["graphtrail.step"] for s in tools) == [1, 2, 3, 4]
+    by_call = {s.tool_call_id: s for s in traj.steps}
+    assert {tuple(s.entity_ids) for s in traj.steps if s.tool == "neighbors"} == {("N1-c",), ("N2-c",)}
+    assert len(by_call) == 4
+    assert traj.citation_sources["N2-c"].steps == [next(s.index for s in traj.steps if s.entity_ids == ["N2-c"])]
+
+
+def test_tool_exception_is_an_error_span_and_the_agent_goes_on(memory):
+    script = [
+        AIMessage("", tool_calls=[tool_call("broken", {"entity_id": "E9"}, unique_id())]),
+        AIMessage("", tool_calls=[tool_call("search", {"query": "Q-3"}, unique_id())]),
+        AIMessage("The answer [E:N3-a]"),
+    ]
+    graph = build_toolnode_graph(ScriptedChatModel(script=script), [broken, search], handle_tool_errors=True)
+    with graphtrail.capture() as cap:
+        graphtrail.trace_agent(graph, name="err").invoke(ask(3))
+    (traj,) = cap.trajectories
+    assert traj.status == "ok" and traj.answer == "The answer" and traj.citations == ["N3-a"]
+    assert traj.steps[0].error == "ValueError: backend down for E9" and traj.steps[0].entities == []
+    assert traj.steps[1].error is None
+    (span,) = [s for s in memory.get_finished_spans() if s.name == "execute_tool broken"]
+    assert span.status.status_code == StatusCode.ERROR
+    assert span.attributes["error.type"] == "ValueError"
+    assert [e.name for e in span.events] == ["exception"]
+    assert span.events[0].attributes["exception.message"] == "backend down for E9"
+    assert trajectories_from_spans(memory.get_finished_spans()) == [traj]
+
+
+def test_rejected_submission_then_accepted_one(memory):
+    script = [
+        AIMessage("", tool_calls=[tool_call("search", {"query": "Q-4"}, unique_id())]),
+        AIMessage("", tool_calls=[tool_call("submit_answer", {"answer": "early", "citations": []}, unique_id())]),
+        AIMessage("", tool_calls=[tool_call("submit_answer", {"answer": "late", "citations": ["N4-b"]}, unique_id())]),
+    ]
+    with graphtrail.capture() as cap:
+        graphtrail.trace_agent(build_create_agent(ScriptedChatModel(script=script))).invoke(ask(4))
+    (traj,) = cap.trajectories
+    assert (traj.answer, traj.citations, traj.status) == ("late", ["N4-b"], "ok")
+    rejected = traj.steps[1]
+    assert rejected.tool == "submit_answer" and rejected.error and "rejected" in rejected.error
+    span = next(s for s in memory.get_finished_spans() if s.attributes.get("graphtrail.step") == 2)
+    assert span.status.status_code == StatusCode.ERROR
+
+
+def test_all_submissions_rejected_is_no_answer(memory):
+    script = [AIMessage("", tool_calls=[tool_call("submit_answer", {"answer": "guess", "citations": []}, unique_id())])]
+    with graphtrail.capture() as cap:
+        graphtrail.trace_agent(build_create_agent(ScriptedChatModel(script=script))).invoke(ask(5))
+    (traj,) = cap.trajectories
+    assert (traj.answer, traj.citations, traj.status) == (None, [], "no_answer")
+    root = next(s for s in memory.get_finished_spans() if s.name.startswith("invoke_agent"))
+    assert root.attributes["graphtrail.status"] == "no_answer" and "graphtrail.answer" not in root.attributes
+
+
+def _all_values(spans):
+    for s in spans:
+        for v in s.attributes.values():
+            yield str(v)
+        for e in s.events:
+            for v in e.attributes.values():
+                yield str(v)
+
+
+class SecretModel(ScriptedChatModel):
+    api_key: str = "sk-test-SECRET-1234"
+    default_headers: dict = {"Authorization": "Bearer HEADER-SECRET"}
+
+    @property
+    def _identifying_params(self):
+        return {"model_name": self.model_name, "api_key": self.api_key, "default_headers": self.default_headers}
+
+
+@pytest.mark.parametrize("mode", ["full", "ids-only", "none"])
+def test_content_modes(mode, memory):
+    graphtrail.configure(exporter="memory", content=mode)
+    from graphtrail.tracer import get_memory_exporter
+
+    exporter = get_memory_exporter()
+    agent = graphtrail.trace_agent(build_create_agent(SecretModel(policy=kg_model().policy)), name="m")
+    with graphtrail.capture() as cap:
+        agent.invoke(ask(8), {"configurable": {"thread_id": "t", "api_key": "sk-CONFIG-SECRET"}})
+    spans = exporter.get_finished_spans()
+    values = list(_all_values(spans))
+    assert not any("SECRET" in v for v in values)
+    text_bits = ("Which currency", "uses currency Gamma", "Answer 8")
+    has_text = any(bit in v for v in values for bit in text_bits)
+    assert has_text == (mode == "full")
+    (traj,) = cap.trajectories
+    # ids and structure survive every mode
+    assert traj.visited == ["N8-a", "N8-b", "N8-c"] and traj.citations == ["N8-c"]
+    assert [s.tool for s in traj.steps] == ["search", "neighbors", "submit_answer"]
+    neigh = traj.steps[1]
+    assert [e.as_triple() for e in neigh.edges] == [["N8-a", "currency", "N8-c"]]
+    if mode == "full":
+        assert traj.answer == "Answer 8" and neigh.output and neigh.args == {"entity_id": "N8-a"}
+        assert traj.steps[0].entities[0].name == "Alpha 8"
+    elif mode == "ids-only":
+        assert traj.answer is None and traj.question is None and neigh.output is None
+        assert neigh.args == {"entity_id": "N8-a"}  # identifiers are structure
+        assert traj.steps[0].args == {"query": "Q-8"}
+        assert traj.steps[2].args == {"answer": "<redacted>", "citations": ["N8-c"]}
+        assert traj.steps[0].entities[0].name == "Alpha 8"  # names are kept
+    else:
+        assert traj.answer is None and neigh.output is None and neigh.args == {}
+        assert all(e.name is None and e.type is None for s in traj.steps for e in s.entities)
+        assert not any(k.endswith(("input.value", "output.value", "step.args")) for s in spans for k in s.attributes)
+    assert trajectories_from_spans(spans) == [traj]
+
+
+def test_long_values_are_truncated_with_a_marker(memory):
+    graphtrail.configure(exporter="memory", max_value_length=20)
+    from graphtrail.tracer import get_memory_exporter
+
+    with graphtrail.capture() as cap:
+        graphtrail.trace_agent(build_create_agent()).invoke(ask(9))
+    (traj,) = cap.trajectories
+    out = traj.steps[1].output
+    full = "N9-a uses currency Gamma 9 (N9-c)"
+    assert out == full[:20] + f"…[truncated {len(full) - 20} chars]"
+    assert traj.question == "Which currency does " + "…[truncated 8 chars]"
+    assert trajectories_from_spans(get_memory_exporter().get_finished_spans()) == [traj]
+
+
+def test_extractor_that_raises_and_junk_output_never_break_the_agent(memory, caplog):
+    reset_warnings()
+
+    from langchain_core.tools import tool
+
+    @tool
+    def junk(entity_id: str) -> str:
+        """Returns junk."""
+        return "{not json ] \x00"
+
+    calls = []
+
+    @register_extractor("search")
+    def bad_extractor(output, args):
+        calls.append(args)
+        raise RuntimeError("extractor bug")
+
+    try:
+        script = [
+            AIMessage("", tool_calls=[tool_call("junk", {"entity_id": "E1"}, unique_id())]),
+            AIMessage("", tool_calls=[tool_call("search", {"query": "Q-2"}, unique_id())]),
+            AIMessage("", tool_calls=[tool_call("search", {"query": "Q-3"}, unique_id())]),
+            AIMessage("done [E:N2-a]"),
+        ]
+        with caplog.at_level(logging.WARNING, logger="graphtrail"), graphtrail.capture() as cap:
+            out = graphtrail.trace_agent(build_create_agent(ScriptedChatModel(script=script), [junk, search])).invoke(ask(2))
+    finally:
+        unregister_extractor("search")
+    assert out["messages"][-1].content == "done [E:N2-a]"
+    (traj,) = cap.trajectories
+    assert traj.steps[0].entities == []
+    # the generic fallback still read the search output
+    assert traj.steps[1].entity_ids == ["N2-a", "N2-b"] and traj.steps[2].entity_ids == ["N3-a", "N3-b"]
+    assert calls == [{"query": "Q-2"}, {"query": "Q-3"}]
+    warnings = [r for r in caplog.records if r.name == "graphtrail" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "extractor" in warnings[0].getMessage()
+
+
+def test_extraction_order_artifact_then_extractor_then_fallback(memory):
+    seen = []
+
+    def neighbors_extractor(output, args):
+        seen.append("neighbors")
+        return {"entities": ["X"]}
+
+    def search_extractor(output, args):
+        seen.append("search")
+        return {"entities": [{"id": "S1", "name": "From extractor"}], "edges": [["S1", "rel", "S2"]]}
+
+    from langchain_core.tools import tool
+
+    @tool
+    def plain(entity_id: str) -> str:
+        """Generic JSON output."""
+        return json.dumps([{"entity_id": "P1", "label": "Pee"}, {"node_id": 2}, {"source": "P1", "predicate": "knows", "target": "P2"}])
+
+    script = [
+        AIMessage("", tool_calls=[
+            tool_call("neighbors", {"entity_id": "N1-a"}, unique_id()),
+            tool_call("search", {"query": "Q-1"}, unique_id()),
+            tool_call("plain", {"entity_id": "x"}, unique_id()),
+        ]),
+        AIMessage("ok"),
+    ]
+    agent = graphtrail.trace_agent(
+        build_create_agent(ScriptedChatModel(script=script), [neighbors, search, plain]),
+        extractors={"neighbors": neighbors_extractor, "search": search_extractor},
+    )
+    with graphtrail.capture() as cap:
+        agent.invoke(ask(1))
+    steps = {s.tool: s for s in cap.trajectories[0].steps}
+    assert steps["neighbors"].entity_ids == ["N1-c"]  # artifact wins, extractor not called
+    assert steps["search"].entity_ids == ["S1"] and steps["search"].entities[0].name == "From extractor"
+    assert [e.as_triple() for e in steps["search"].edges] == [["S1", "rel", "S2"]]
+    assert steps["plain"].entity_ids == ["P1", "2"] and steps["plain"].entities[0].name == "Pee"
+    assert [e.as_triple() for e in steps["plain"].edges] == [["P1", "knows", "P2"]]
+    assert seen == ["search"]
+
+
+def test_interrupt_is_control_flow_not_an_error(memory):
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import interrupt
+
+    @tool
+    def ask_human(question: str) -> str:
+        """Ask a human."""
+        return interrupt(question)
+
+    script = [AIMessage("", tool_calls=[tool_call("ask_human", {"question": "ok?"}, unique_id())]), AIMessage("fine")]
+    from langchain.agents import create_agent
+
+    agent = graphtrail.trace_agent(create_agent(ScriptedChatModel(script=script), [ask_human], checkpointer=InMemorySaver()))
+    with graphtrail.capture() as cap:
+        out = agent.invoke(ask(1), {"configurable": {"thread_id": "hitl"}})
+    assert "__interrupt__" in out
+    spans = memory.get_finished_spans()
+    assert not any(s.status.status_code == StatusCode.ERROR for s in spans)
+    tool_span = next(s for s in spans if s.name == "execute_tool ask_human")
+    assert tool_span.attributes["graphtrail.control_flow"] == "GraphInterrupt"
+    (traj,) = cap.trajectories
+    assert traj.status in ("ok", "no_answer") and traj.error is None and traj.steps == []
+
+
+def test_tool_returning_a_command_is_a_step(memory):
+    @tool
+    def jump(entity_id: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Returns a Command."""
+        return Command(update={"messages": [ToolMessage('{"id": "C1", "name": "Cee"}', tool_call_id=tool_call_id)]})
+
+    script = [AIMessage("", tool_calls=[tool_call("jump", {"entity_id": "C1"}, unique_id())]), AIMessage("ok [E:C1]")]
+    with graphtrail.capture() as cap:
+        graphtrail.trace_agent(build_create_agent(ScriptedChatModel(script=script), [jump])).invoke(ask(1))
+    (traj,) = cap.trajectories
+    assert traj.steps[0].entity_ids == ["C1"] and traj.citations == ["C1"]
+
+
+def test_user_passed_handler_traces_each_run(memory):
+    handler = GraphTrailHandler(name="direct")
+    agent = build_create_agent()
+    with graphtrail.capture() as cap:
+        agent.invoke(ask(11), {"callbacks": [handler]})
+        agent.invoke(ask(12), {"callbacks": [handler]})
+    assert [t.name for t in cap.trajectories] == ["direct", "direct"]
+    assert [t.citations for t in cap.trajectories] == [["N11-c"], ["N12-c"]]
+    assert len({t.trace_id for t in cap.trajectories}) == 2
+    assert handler._recs == {}  # no state left behind
+
+
+def test_a_bug_in_the_handler_never_reaches_the_agent(memory, caplog, monkeypatch):
+    import graphtrail.tracer.handler as handler_module
+
+    reset_warnings()
+
+    def broken_usage(*args):
+        raise RuntimeError("graphtrail bug")
+
+    monkeypatch.setattr(handler_module, "_usage", broken_usage)
+    agent = graphtrail.trace_agent(build_create_agent())
+    with caplog.at_level(logging.WARNING, logger="graphtrail"), graphtrail.capture() as cap:
+        results = [agent.invoke(ask(n)) for n in range(2)]
+    assert [r["messages"][-1].content for r in results] == ["Answer 0", "Answer 1"]
+    assert [t.citations for t in cap.trajectories] == [["N0-c"], ["N1-c"]]
+    ours = [r for r in caplog.records if r.name == "graphtrail" and r.levelno == logging.WARNING]
+    assert len(ours) == 1 and "on_llm_end" in ours[0].getMessage()
+    chats = [s for s in memory.get_finished_spans() if s.name.startswith("chat")]
+    assert len(chats) == 8  # the spans still end
