@@ -1,0 +1,224 @@
+"""Turn command-line strings into graphtrail objects, or an :class:`InputError`.
+
+Every check here runs *before* any long work starts, so that a typo costs the
+user one line of output, not a half-finished evaluation.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+__all__ = [
+    "load_kg_arg",
+    "load_questions_arg",
+    "load_agent_factory",
+    "check_model",
+    "parse_conditions",
+    "guard_out_dir",
+    "known_variants",
+]
+
+def known_variants() -> tuple[str, ...]:
+    """The reference agents ``--variant`` accepts: the agentic variants, then the baselines."""
+    from graphtrail.agents import BASELINES, VARIANTS
+
+    return tuple(VARIANTS) + tuple(BASELINES)
+
+
+def _looks_like_path(value: str) -> bool:
+    return any(sep in value for sep in ("/", "\\")) or Path(value).suffix != "" or Path(value).exists()
+
+
+def load_kg_arg(value: str) -> Any:
+    """Load ``--kg``: a bundled name or a file/folder in a supported format."""
+    from graphtrail.agents import load_kg
+
+    if _looks_like_path(value) and not Path(value).exists():
+        raise InputError(
+            f"knowledge graph not found: {value}",
+            "pass an existing file/folder (triples TSV/CSV, node-link JSON, GraphML, GraphRAG output) "
+            "or a bundled name (graphtrail kg list)",
+        )
+    return load_kg(value)
+
+
+def load_questions_arg(value: str, limit: int | None = None) -> list[Any]:
+    """Load ``--questions``: a bundled name or a JSONL file; optionally the first ``limit``."""
+    from graphtrail.agents import load_questions
+
+    if _looks_like_path(value) and not Path(value).exists():
+        raise InputError(
+            f"questions file not found: {value}",
+            "pass a JSONL file with one {\"id\", \"question\", \"answers\"} object per line, or a bundled name",
+        )
+    questions = list(load_questions(value))
+    if not questions:
+        raise InputError(f"no questions in {value}", "add at least one JSONL line with id, question and answers")
+    if limit is not None:
+        if limit < 1:
+            raise InputError(f"--limit must be at least 1, got {limit}")
+        questions = questions[:limit]
+    return questions
+
+
+def _import_module_or_file(module: str) -> Any:
+    """Import ``pkg.mod`` or a ``path/to/file.py``; raise InputError when neither works."""
+    if module.endswith(".py") or "/" in module or "\\" in module:
+        path = Path(module)
+        if not path.is_file():
+            raise InputError(f"agent module file not found: {module}", "use MODULE:FACTORY with an importable module or an existing .py file")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise InputError(f"cannot import {module}", "use a .py file or an importable module name")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault(path.stem, mod)
+        # Let the file import its siblings, as it would when run as a script.
+        sys.path.insert(0, str(path.resolve().parent))
+        try:
+            spec.loader.exec_module(mod)
+        except Exception as exc:  # noqa: BLE001 - the user's module failed to import
+            raise InputError(f"importing {module} failed: {type(exc).__name__}: {exc}", "--debug shows the traceback") from exc
+        return mod
+    if str(Path.cwd()) not in sys.path and "" not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            raise InputError(
+                f"cannot import agent module {module!r} (no module named {exc.name!r})",
+                "run from the folder that holds it, set PYTHONPATH, or pass path/to/file.py:FACTORY",
+            ) from None
+        raise InputError(f"importing {module} failed: {exc}", "--debug shows the traceback") from exc
+    except Exception as exc:  # noqa: BLE001 - the user's module failed to import
+        raise InputError(f"importing {module} failed: {type(exc).__name__}: {exc}", "--debug shows the traceback") from exc
+
+
+def load_agent_factory(spec: str) -> Any:
+    """Resolve ``--agent MODULE:FACTORY`` to the factory (or agent object) it names."""
+    module, sep, attr = spec.rpartition(":")
+    # A Windows drive letter ("C:\\x.py") is not a separator we want.
+    if not sep or not module or not attr or (len(module) == 1 and attr.startswith(("\\", "/"))):
+        raise InputError(
+            f"--agent must look like MODULE:FACTORY, got {spec!r}",
+            "e.g. --agent my_agent:build_agent or --agent path/to/my_agent.py:build_agent",
+        )
+    mod = _import_module_or_file(module)
+    target: Any = mod
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise InputError(f"{module!r} has no attribute {attr!r}", f"check the name after ':' in --agent {spec}")
+        target = getattr(target, part)
+    if not callable(target) and not hasattr(target, "invoke"):
+        raise InputError(f"--agent {spec} is neither a factory function nor an agent", "point it at a function that returns a LangGraph/LangChain agent")
+    return target
+
+
+def factory_wants_model(target: Any, model_given: bool) -> bool:
+    """Whether to pass ``model=``: when ``--model`` was given and the factory takes it, or it requires it."""
+    if hasattr(target, "invoke") and not inspect.isfunction(target) and not inspect.isclass(target):
+        return False
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return False
+    param = params.get("model")
+    if param is None:
+        return model_given and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return model_given or param.default is inspect.Parameter.empty
+
+
+def build_agent_from_factory(target: Any, *, model: Any, kg: Any, spec: str) -> Any:
+    """Call a user factory with the keyword arguments it declares (``kg``, and ``model`` unless None)."""
+    if hasattr(target, "invoke") and not inspect.isfunction(target) and not inspect.isclass(target):
+        return target  # already an agent (e.g. a compiled graph)
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        params = {}
+    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    offered = (("model", model), ("kg", kg)) if model is not None else (("kg", kg),)
+    kwargs = {k: v for k, v in offered if accepts_any or k in params}
+    try:
+        agent = target(**kwargs)
+    except TypeError as exc:
+        raise InputError(
+            f"could not call agent factory {spec}: {exc}",
+            "the factory may take `model` and/or `kg` keyword arguments and must return an agent",
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - the user's code failed, not graphtrail
+        raise InputError(
+            f"agent factory {spec} raised {type(exc).__name__}: {exc}", "fix the factory; --debug shows the traceback"
+        ) from exc
+    if not hasattr(agent, "invoke") and not callable(agent):
+        raise InputError(f"agent factory {spec} returned {type(agent).__name__}, not an agent", "return a LangGraph/LangChain runnable")
+    return agent
+
+
+def check_model(model: str) -> str:
+    """Validate ``--model`` without importing a provider: ``offline`` or ``provider:name``."""
+    if model == "offline" or model.startswith("offline:"):
+        return model
+    provider, sep, name = model.partition(":")
+    if not sep or not provider or not name:
+        raise InputError(
+            f"--model must be 'offline' or 'provider:model', got {model!r}",
+            "e.g. --model offline or --model openai:gpt-4o-mini",
+        )
+    try:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS as providers  # noqa: PLC2701
+    except Exception:  # noqa: BLE001 - older/newer langchain: let init_chat_model judge
+        return model
+    if provider not in providers:
+        raise InputError(
+            f"unknown model provider {provider!r} in --model {model}",
+            "use one of: offline, " + ", ".join(sorted(providers)),
+        )
+    return model
+
+
+def parse_conditions(values: Sequence[str] | None, known: Iterable[str]) -> list[str] | None:
+    """``--conditions a,b --conditions c`` -> ``[a, b, c]``; ``all`` means every condition."""
+    if not values:
+        return None
+    known = list(known)
+    out: list[str] = []
+    for value in values:
+        for name in (v.strip() for v in value.split(",")):
+            if not name:
+                continue
+            if name == "all":
+                out.extend(c for c in known if c not in out)
+                continue
+            if name not in known:
+                raise InputError(f"unknown condition {name!r}", "choose from: " + ", ".join(known))
+            if name not in out:
+                out.append(name)
+    if not out:
+        raise InputError("--conditions is empty", "choose from: " + ", ".join(known))
+    return out
+
+
+def guard_out_dir(out: Path, produced: Iterable[str], *, force: bool, resume: bool = False, flag_hint: str = "--force") -> list[Path]:
+    """Refuse to overwrite results already in ``out``; return the files that exist.
+
+    Unrelated files in ``out`` are fine: we only ever write the names in ``produced``.
+    """
+    if out.exists() and not out.is_dir():
+        raise InputError(f"output path {out} is a file, not a directory", "pass --out with a directory path")
+    existing = [out / name for name in produced if (out / name).exists()]
+    if existing and not (force or resume):
+        names = ", ".join(p.name for p in existing)
+        raise InputError(
+            f"{out} already holds results ({names})",
+            f"pass {flag_hint} to overwrite them, or --out to choose another directory",
+        )
+    return existing

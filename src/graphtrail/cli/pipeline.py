@@ -1,0 +1,423 @@
+"""What the commands do, as plain functions over loaded inputs.
+
+The Typer layer (``app.py``) only parses and validates arguments; everything
+that loads graphs, builds agents, traces runs or writes files lives here so the
+steps read top to bottom and can be reused (``demo`` is ``run`` + ``eval``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .render import answers_table, conditions_table, print_files, trajectory_panel
+
+__all__ = [
+    "AgentSpec",
+    "BuiltAgent",
+    "Inputs",
+    "load_inputs",
+    "build_agent",
+    "setup_tracing",
+    "run_questions",
+    "evaluate",
+    "demo",
+    "rerender",
+    "show_traces",
+    "eval_files",
+    "DEMO_KG",
+    "DEMO_QUESTIONS",
+]
+
+#: What ``graphtrail demo`` runs on: the bundled KG and its fixed demo subset.
+DEMO_KG = "countries"
+DEMO_QUESTIONS = "countries-demo"
+
+#: Where ``run`` writes its traces, and where ``eval`` writes the replays' traces.
+RUN_TRACES = "traces.jsonl"
+REPLAY_TRACES = "replay-traces.jsonl"
+
+#: Files ``run`` writes (``--force`` replaces them).
+RUN_FILES: tuple[str, ...] = (RUN_TRACES, "trajectories.jsonl", "answers.jsonl")
+#: Report files ``eval`` writes; :func:`eval_files` adds the run cache.
+EVAL_FILES: tuple[str, ...] = ("results.json", "report.md", "report.html")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """Which agent the user asked for: their own factory, or a reference variant, and a model.
+
+    ``model`` is None when the user did not choose one: reference agents then use
+    ``offline``, and a user's factory keeps its own default.
+    """
+
+    agent: str | None
+    variant: str | None
+    model: str | None
+
+
+@dataclass
+class BuiltAgent:
+    agent: Any
+    name: str
+    model_name: str
+
+
+@dataclass
+class Inputs:
+    kg: Any
+    questions: list[Any]
+    kg_arg: str
+    questions_arg: str
+
+
+def eval_files() -> tuple[str, ...]:
+    """Files in an eval output directory that hold results: the reports and the run cache."""
+    from graphtrail.evaluators.cache import RUNS_FILE
+
+    return EVAL_FILES + (RUNS_FILE,)
+
+
+def load_inputs(*, kg: str, questions: str, limit: int | None = None) -> Inputs:
+    from .inputs import load_kg_arg, load_questions_arg
+
+    graph = load_kg_arg(kg)
+    qs = load_questions_arg(questions, limit=limit)
+    return Inputs(kg=graph, questions=qs, kg_arg=kg, questions_arg=questions)
+
+
+def _resolve_model(model: str) -> Any:
+    from graphtrail.agents import resolve_model
+
+    try:
+        return resolve_model(model)
+    except Exception as exc:  # noqa: BLE001 - provider packages raise many types for a bad config
+        if type(exc).__name__ == "ModelResolutionError":
+            raise
+        hint = "set OPENAI_API_KEY (and OPENAI_BASE_URL for a local server)" if model.startswith("openai:") else "check the provider's settings"
+        raise InputError(f"cannot create model {model!r}: {type(exc).__name__}: {exc}", hint) from None
+
+
+def build_agent(spec: AgentSpec, *, kg: Any) -> BuiltAgent:
+    """The agent to run: the user's ``MODULE:FACTORY``, or a reference variant over ``kg``."""
+    if spec.agent:
+        from .inputs import build_agent_from_factory, factory_wants_model, load_agent_factory
+
+        factory = load_agent_factory(spec.agent)
+        wants = factory_wants_model(factory, spec.model is not None)
+        model = _resolve_model(spec.model or "offline") if wants else None
+        agent = build_agent_from_factory(factory, model=model, kg=kg, spec=spec.agent)
+        name = getattr(agent, "name", None) or spec.agent.rpartition(":")[2]
+        model_name = (spec.model or "offline") if wants else "own"
+        return BuiltAgent(agent=agent, name=str(name), model_name=model_name)
+    model = _resolve_model(spec.model or "offline")
+    variant = spec.variant or "agentic"
+    from graphtrail import agents
+
+    if variant in agents.BASELINES:
+        agent = agents.BASELINES[variant](model, kg)
+    else:
+        agent = agents.create_graphrag_agent(model, kg, variant=variant)
+    return BuiltAgent(agent=agent, name=f"graphrag-{variant}", model_name=spec.model or "offline")
+
+
+# ----------------------------------------------------------------- tracing
+def _otlp_traces_url(endpoint: str) -> str:
+    from urllib.parse import urlparse
+
+    return endpoint.rstrip("/") + "/v1/traces" if urlparse(endpoint).path in ("", "/") else endpoint
+
+
+def setup_tracing(jsonl_path: Path, otlp: str | None) -> None:
+    """Send graphtrail's spans to ``jsonl_path`` (OTLP/JSON lines) and, if given, an OTLP/HTTP endpoint."""
+    import graphtrail
+    from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from graphtrail.tracer.jsonl import JsonlSpanExporter
+
+    processors = SynchronousMultiSpanProcessor()
+    processors.add_span_processor(BatchSpanProcessor(JsonlSpanExporter(jsonl_path)))
+    if otlp:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        processors.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=_otlp_traces_url(otlp), timeout=5)))
+    graphtrail.configure(span_processor=processors, service_name=os.environ.get("OTEL_SERVICE_NAME") or "graphtrail")
+
+
+def _flush_tracing() -> None:
+    from graphtrail.tracer import config
+
+    config.flush()
+
+
+# ----------------------------------------------------------------- run
+def _question_text(q: Any) -> str:
+    return q.question if hasattr(q, "question") else str(q)
+
+
+def _is_correct(answer: str | None, question: Any, kg: Any) -> bool | None:
+    if answer is None:
+        return False
+    if not getattr(question, "answers", None) and not getattr(question, "answer_ids", None):
+        return None
+    from graphtrail.agents.answers import is_correct
+
+    return bool(is_correct(answer, question, kg=kg))
+
+
+def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | None, console: Any, show: int = 1) -> list[Any]:
+    """Answer every question with the traced agent; write traces, trajectories and answers to ``out``."""
+    import graphtrail
+    from rich.progress import Progress
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name in RUN_FILES:
+        (out / name).unlink(missing_ok=True)  # the guard already required --force for these
+    setup_tracing(out / RUN_TRACES, otlp)
+    traced = graphtrail.trace_agent(built.agent, name=built.name)
+
+    trajectories: list[Any] = []
+    rows: list[dict[str, Any]] = []
+    failures = 0
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task(f"answering with {built.name} ({built.model_name})", total=len(inputs.questions))
+        for q in inputs.questions:
+            with graphtrail.capture() as cap:
+                try:
+                    traced.invoke({"messages": [("user", _question_text(q))]})
+                except Exception as exc:  # noqa: BLE001 - one failing question must not lose the others
+                    failures += 1
+                    error = f"{type(exc).__name__}: {exc}"
+                else:
+                    error = None
+            traj = cap.trajectories[-1] if cap.trajectories else None
+            qid = str(getattr(q, "id", len(rows) + 1))
+            answer = traj.answer if traj is not None else None
+            correct = _is_correct(answer, q, inputs.kg)
+            if traj is not None:
+                traj.metadata.update({"question_id": qid, "correct": correct})
+                trajectories.append(traj)
+            rows.append(
+                {
+                    "id": qid,
+                    "question": _question_text(q),
+                    "answer": answer,
+                    "citations": list(traj.citations) if traj is not None else [],
+                    "visited": list(traj.visited) if traj is not None else [],
+                    "status": traj.status if traj is not None else "error",
+                    "error": error or (traj.error if traj is not None else None),
+                    "correct": correct,
+                    "steps": len(traj.steps) if traj is not None else 0,
+                    "trace_id": traj.trace_id if traj is not None else None,
+                }
+            )
+            progress.advance(task)
+    _flush_tracing()
+
+    with (out / "trajectories.jsonl").open("w", encoding="utf-8") as fh:
+        for traj in trajectories:
+            fh.write(traj.model_dump_json() + "\n")
+    with (out / "answers.jsonl").open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    for traj in trajectories[:show]:
+        console.print(trajectory_panel(traj))
+    console.print(answers_table(rows))
+    graded = [r["correct"] for r in rows if r["correct"] is not None]
+    if graded:
+        console.print(f"accuracy: {sum(graded)}/{len(graded)} ({sum(graded) / len(graded):.0%})")
+    if failures:
+        console.print(f"[yellow]{failures} question(s) failed with an exception; see 'error' in answers.jsonl[/]")
+    print_files(
+        console,
+        {
+            "traces (OTLP/JSON lines)": out / RUN_TRACES,
+            "trajectories": out / "trajectories.jsonl",
+            "answers": out / "answers.jsonl",
+            **({"also exported to": otlp} if otlp else {}),
+        },
+    )
+    return trajectories
+
+
+# ----------------------------------------------------------------- eval
+def evaluate(
+    built: BuiltAgent,
+    inputs: Inputs,
+    *,
+    out: Path,
+    conditions: list[str] | None,
+    trials: int,
+    seed: int,
+    concurrency: int,
+    resume: bool,
+    force: bool,
+    reuse: bool,
+    otlp: str | None,
+    console: Any,
+) -> Any:
+    """The replay evaluation: writes the run cache, results.json, report.md and report.html to ``out``."""
+    from graphtrail import evaluators
+
+    out.mkdir(parents=True, exist_ok=True)
+    trace_path = out / REPLAY_TRACES
+    if force:
+        trace_path.unlink(missing_ok=True)  # starting over: old replay traces would mix with the new
+    setup_tracing(trace_path, otlp)
+    kwargs: dict[str, Any] = {}
+    if conditions is not None:
+        kwargs["conditions"] = conditions
+    report = evaluators.evaluate(
+        built.agent,
+        inputs.questions,
+        kg=inputs.kg,
+        trials=trials,
+        seed=seed,
+        concurrency=concurrency,
+        out_dir=out,
+        resume=resume,
+        reuse=reuse,
+        progress=True,
+        agent_name=built.name,
+        model_name=built.model_name,
+        **kwargs,
+    )
+    _flush_tracing()
+    print_report_summary(report, console)
+    print_files(
+        console,
+        {
+            "results": out / "results.json",
+            "report (markdown)": out / "report.md",
+            "report (HTML)": out / "report.html",
+            "replay traces": trace_path,
+        },
+    )
+    return report
+
+
+def print_report_summary(report: Any, console: Any) -> None:
+    rows = []
+    for row in _condition_rows(report):
+        rows.append(row)
+    console.print(conditions_table(rows))
+
+
+def _condition_rows(report: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "condition": row.condition,
+            "n": row.n_questions,
+            "accuracy": row.accuracy,
+            "ci": (row.ci_low, row.ci_high) if row.ci_low is not None and row.ci_high is not None else None,
+            "changed": row.changed_rate,
+            "p_value": row.mcnemar_p,
+        }
+        for row in report.conditions
+    ]
+
+
+# ----------------------------------------------------------------- demo
+def demo(*, out: Path, otlp: str | None, force: bool, console: Any) -> None:
+    """Bundled KG + offline model: traced agentic runs, then the full ablation suite and reports."""
+    inputs = load_inputs(kg=DEMO_KG, questions=DEMO_QUESTIONS)
+    console.print(f"[bold]graphtrail demo[/]: {len(inputs.questions)} questions on the bundled '{DEMO_KG}' graph, offline model")
+    built = build_agent(AgentSpec(agent=None, variant="agentic", model="offline"), kg=inputs.kg)
+    run_questions(built, inputs, out=out, otlp=otlp, console=console)
+    console.print("[bold]replaying under graph ablations[/] …")
+    evaluate(
+        built,
+        inputs,
+        out=out,
+        conditions=None,
+        trials=1,
+        seed=0,
+        concurrency=4,
+        resume=False,
+        force=force,
+        reuse=True,
+        otlp=otlp,
+        console=console,
+    )
+    console.print(f"open [bold]{out / 'report.html'}[/] in a browser")
+
+
+# ----------------------------------------------------------------- report
+def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> None:
+    """report.md (and report.html) again from a saved results.json."""
+    from graphtrail.evaluators import load_report
+
+    if not results.exists():
+        raise InputError(f"results file not found: {results}", "pass the results.json that `graphtrail eval` or `demo` wrote")
+    if results.is_dir():
+        candidate = results / "results.json"
+        if not candidate.exists():
+            raise InputError(f"{results} holds no results.json", "pass the results.json that `graphtrail eval` or `demo` wrote")
+        results = candidate
+    report = load_report(results)
+    target = out or results.parent
+    target.mkdir(parents=True, exist_ok=True)
+    from graphtrail.evaluators.plots import render_plots
+    from graphtrail.evaluators.render import render_html, render_markdown
+
+    plots = render_plots(report)
+    files: dict[str, Any] = {}
+    plot_files: dict[str, str] = {}
+    for name, png in plots.items():
+        (target / f"{name}.png").write_bytes(png)
+        plot_files[name] = f"{name}.png"
+    (target / "report.md").write_text(render_markdown(report, plot_files), encoding="utf-8")
+    files["report (markdown)"] = target / "report.md"
+    if html:
+        (target / "report.html").write_text(render_html(report, plots), encoding="utf-8")
+        files["report (HTML)"] = target / "report.html"
+    print_report_summary(report, console)
+    print_files(console, files)
+
+
+# ----------------------------------------------------------------- traces
+def show_traces(file: Path, *, fmt: str, output: Path | None, limit: int | None, console: Any) -> None:
+    from .tracefiles import merge_otlp, otlp_documents, otlp_to_jaeger, read_json_records
+
+    records = read_json_records(file)
+    if fmt == "summary":
+        trajectories = _trajectories_from(records, file)
+        if not trajectories:
+            raise InputError(f"{file} holds no agent runs", "expected spans from a traced agent (an 'invoke_agent ...' root span)")
+        shown = trajectories[:limit] if limit else trajectories
+        for traj in shown:
+            console.print(trajectory_panel(traj))
+        console.print(f"{len(trajectories)} run(s) in {file}" + (f", showing {len(shown)}" if len(shown) < len(trajectories) else ""))
+        return
+    docs = otlp_documents(records, file)
+    converted = otlp_to_jaeger(docs) if fmt == "jaeger" else merge_otlp(docs)
+    text = json.dumps(converted, ensure_ascii=False, indent=None if output is None else 1)
+    if output is None:
+        print(text)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf-8")
+        console.print(f"wrote {fmt} to {output}" + ("  (Jaeger UI: Search → Upload)" if fmt == "jaeger" else ""))
+
+
+def _trajectories_from(records: list[dict[str, Any]], file: Path) -> list[Any]:
+    from graphtrail.tracer import Trajectory
+
+    from .tracefiles import is_otlp, is_trajectory
+
+    if records and all(is_trajectory(r) for r in records):
+        return [Trajectory.model_validate(r) for r in records]
+    if any(is_otlp(r) for r in records):
+        from graphtrail.tracer import trajectories_from_otlp_json
+
+        return list(trajectories_from_otlp_json(os.fspath(file)))
+    raise InputError(
+        f"{file} is neither OTLP/JSON spans nor trajectories",
+        "pass traces.jsonl (OTLP/JSON lines) or trajectories.jsonl written by `graphtrail run`",
+    )

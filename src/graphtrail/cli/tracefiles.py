@@ -1,0 +1,197 @@
+"""Read trace files and convert them: OTLP JSON (lines or one document) -> Jaeger JSON.
+
+graphtrail's ``jsonl`` exporter writes one OTLP/JSON ``ExportTraceServiceRequest``
+per line. ``graphtrail traces`` shows such a file as trajectories, or rewrites
+it as one OTLP/JSON document or as the Jaeger JSON that every Jaeger UI's
+"Upload JSON" accepts (including the 1.x UIs that predate OTLP upload).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["read_json_records", "otlp_documents", "merge_otlp", "otlp_to_jaeger", "is_otlp", "is_trajectory"]
+
+
+def read_json_records(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects in ``path``: one whole document, or one object per line."""
+    if not path.exists():
+        raise InputError(f"trace file not found: {path}", "pass the traces.jsonl written by `graphtrail run`/`demo` or by configure(exporter='jsonl')")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory", "pass a trace file, e.g. OUT/traces.jsonl")
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        raise InputError(f"trace file {path} is empty", "run an agent with tracing to a jsonl file first (graphtrail run ... --out DIR)")
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        return [whole]
+    if isinstance(whole, list) and all(isinstance(x, dict) for x in whole):
+        return whole
+    records: list[dict[str, Any]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path} line {lineno} is not JSON ({exc.msg})",
+                "expected OTLP/JSON lines (graphtrail's jsonl exporter) or one JSON document",
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path} line {lineno} is not a JSON object", "expected OTLP/JSON lines or Trajectory JSON lines")
+        records.append(obj)
+    return records
+
+
+def is_otlp(record: dict[str, Any]) -> bool:
+    return "resourceSpans" in record or "resource_spans" in record
+
+
+def is_trajectory(record: dict[str, Any]) -> bool:
+    return "run_id" in record and "steps" in record
+
+
+def otlp_documents(records: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+    docs = [r for r in records if is_otlp(r)]
+    if not docs:
+        raise InputError(f"{path} holds no OTLP spans", "conversion needs an OTLP/JSON trace file such as OUT/traces.jsonl")
+    return docs
+
+
+def merge_otlp(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One OTLP/JSON document holding every ``resourceSpans`` entry of ``docs``."""
+    merged: list[Any] = []
+    for doc in docs:
+        merged.extend(doc.get("resourceSpans") or doc.get("resource_spans") or [])
+    return {"resourceSpans": merged}
+
+
+# --------------------------------------------------------------- OTLP -> Jaeger
+def _any_value(value: dict[str, Any]) -> Any:
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "arrayValue" in value:
+        return [_any_value(v) for v in value["arrayValue"].get("values", [])]
+    if "kvlistValue" in value:
+        return {kv["key"]: _any_value(kv.get("value", {})) for kv in value["kvlistValue"].get("values", [])}
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None
+
+
+def _tag(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"key": key, "type": "bool", "value": value}
+    if isinstance(value, int):
+        return {"key": key, "type": "int64", "value": value}
+    if isinstance(value, float):
+        return {"key": key, "type": "float64", "value": value}
+    if isinstance(value, str):
+        return {"key": key, "type": "string", "value": value}
+    return {"key": key, "type": "string", "value": json.dumps(value)}
+
+
+def _tags(attributes: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return [_tag(a["key"], _any_value(a.get("value", {}))) for a in attributes or [] if "key" in a]
+
+
+def _hex_id(value: str | None) -> str:
+    """OTLP/JSON ids are hex; tolerate base64 (the protobuf default JSON mapping)."""
+    if not value:
+        return ""
+    try:
+        int(value, 16)
+        return value.lower()
+    except ValueError:
+        import base64
+
+        return base64.b64decode(value).hex()
+
+
+_KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
+
+
+def _kind(value: Any) -> str | None:
+    if isinstance(value, int):
+        return _KINDS.get(value)
+    if isinstance(value, str) and value.startswith("SPAN_KIND_"):
+        name = value.removeprefix("SPAN_KIND_").lower()
+        return None if name == "unspecified" else name
+    return None
+
+
+def _is_error(status: dict[str, Any] | None) -> bool:
+    code = (status or {}).get("code")
+    return code in (2, "STATUS_CODE_ERROR")
+
+
+def otlp_to_jaeger(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Jaeger UI JSON (``{"data": [trace, ...]}``) for the spans in OTLP/JSON ``docs``."""
+    traces: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        for rs in doc.get("resourceSpans") or doc.get("resource_spans") or []:
+            resource_tags = _tags((rs.get("resource") or {}).get("attributes"))
+            service = next((t["value"] for t in resource_tags if t["key"] == "service.name"), "unknown_service")
+            process = {"serviceName": service, "tags": [t for t in resource_tags if t["key"] != "service.name"]}
+            for ss in rs.get("scopeSpans") or rs.get("scope_spans") or []:
+                for span in ss.get("spans", []):
+                    trace_id = _hex_id(span.get("traceId"))
+                    trace = traces.setdefault(trace_id, {"traceID": trace_id, "spans": [], "processes": {}, "warnings": None})
+                    pid = next((k for k, p in trace["processes"].items() if p == process), None)
+                    if pid is None:
+                        pid = f"p{len(trace['processes']) + 1}"
+                        trace["processes"][pid] = process
+                    trace["spans"].append(_jaeger_span(span, trace_id, pid))
+    for trace in traces.values():
+        trace["spans"].sort(key=lambda s: (s["startTime"], s["spanID"]))
+    return {"data": list(traces.values())}
+
+
+def _jaeger_span(span: dict[str, Any], trace_id: str, pid: str) -> dict[str, Any]:
+    start = int(span.get("startTimeUnixNano") or 0)
+    end = int(span.get("endTimeUnixNano") or start)
+    references = []
+    if span.get("parentSpanId"):
+        references.append({"refType": "CHILD_OF", "traceID": trace_id, "spanID": _hex_id(span["parentSpanId"])})
+    for link in span.get("links") or []:
+        references.append({"refType": "FOLLOWS_FROM", "traceID": _hex_id(link.get("traceId")), "spanID": _hex_id(link.get("spanId"))})
+    tags = _tags(span.get("attributes"))
+    kind = _kind(span.get("kind"))
+    if kind:
+        tags.append(_tag("span.kind", kind))
+    status = span.get("status") or {}
+    if _is_error(status):
+        tags.append(_tag("error", True))
+        tags.append(_tag("otel.status_code", "ERROR"))
+        if status.get("message"):
+            tags.append(_tag("otel.status_description", status["message"]))
+    logs = [
+        {"timestamp": int(ev.get("timeUnixNano") or start) // 1000, "fields": [_tag("event", ev.get("name", "")), *_tags(ev.get("attributes"))]}
+        for ev in span.get("events") or []
+    ]
+    return {
+        "traceID": trace_id,
+        "spanID": _hex_id(span.get("spanId")),
+        "operationName": span.get("name", ""),
+        "references": references,
+        "startTime": start // 1000,
+        "duration": max(0, end - start) // 1000,
+        "tags": tags,
+        "logs": logs,
+        "processID": pid,
+        "warnings": None,
+        "flags": 1,
+    }

@@ -1,0 +1,104 @@
+"""The HTML report in a real browser: headless Chromium opens report.html from a loopback server.
+
+Checks what a reader sees: the condition table, every plot decoded (naturalWidth > 0),
+the traversal drawing, and no console errors. A broken hand-written page proves
+the checks can fail. Skips when chromium/chromedriver are not installed
+(Debian: apt-get install -y chromium chromium-driver).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts.render_report_png import find_chrome, headless_chrome, serve_directory, wait_for_images
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+_binary, _driver = find_chrome()
+if not _binary or not _driver:
+    pytest.skip("chromium/chromedriver not installed (apt-get install -y chromium chromium-driver)", allow_module_level=True)
+
+PAGE_STATE = """
+const imgs = Array.from(document.images).map(i => ({id: i.id, src: i.src.slice(0, 40), complete: i.complete, w: i.naturalWidth, h: i.naturalHeight}));
+const rows = Array.from(document.querySelectorAll('table#conditions tbody tr')).map(r => ({cls: r.className, cells: Array.from(r.cells).map(c => c.textContent.trim())}));
+const header = Array.from(document.querySelectorAll('table#conditions thead th')).map(c => c.textContent.trim());
+const trav = document.querySelector('#traversal img');
+return {imgs, rows, header, traversal: trav ? {w: trav.naturalWidth, h: trav.naturalHeight, visible: trav.getBoundingClientRect().width > 0} : null};
+"""
+
+
+def open_page(driver: Any, url: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Load ``url``; return the page's table/image state and its SEVERE console messages."""
+    driver.get_log("browser")  # drop anything left from a previous page
+    driver.get(url)
+    wait_for_images(driver)
+    state = driver.execute_script(PAGE_STATE)
+    # Chromium asks every server for /favicon.ico; the report has none to offer, and a
+    # 404 for it is the browser's habit, not a fault of the page.
+    severe = [
+        e for e in driver.get_log("browser")
+        if e.get("level") == "SEVERE" and "/favicon.ico " not in e.get("message", "")
+    ]
+    return state, severe
+
+
+@pytest.fixture(scope="module")
+def driver() -> Any:
+    with headless_chrome() as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real report: a small evaluation of the bundled agent through the CLI."""
+    out = tmp_path_factory.mktemp("browser") / "eval"
+    cmd = [
+        sys.executable, "-m", "graphtrail", "eval",
+        "--kg", "countries", "--questions", "countries-demo", "--limit", "4",
+        "--conditions", "baseline,cited_removal,random_removal,uncited_removal,leave_one_out",
+        "--out", str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "report.html").is_file()
+    return out
+
+
+def test_report_renders_table_plots_and_traversal(driver: Any, report_dir: Path) -> None:
+    with serve_directory(report_dir) as base:
+        state, severe = open_page(driver, f"{base}/report.html")
+    assert severe == [], f"console errors: {severe}"
+
+    conditions = [row["cls"] for row in state["rows"]]
+    assert conditions[:4] == ["baseline", "cited_removal", "random_removal", "uncited_removal"]
+    assert "leave_one_out" in conditions
+    baseline = state["rows"][0]["cells"]
+    assert any(cell.endswith("%") for cell in baseline), baseline  # an accuracy figure is shown
+
+    ids = {img["id"] for img in state["imgs"]}
+    assert {"plot-accuracy", "plot-traversal"} <= ids
+    broken = [img for img in state["imgs"] if not img["complete"] or img["w"] == 0]
+    assert broken == [], broken
+    assert state["traversal"] is not None and state["traversal"]["w"] > 100 and state["traversal"]["visible"]
+
+
+def test_checks_catch_a_broken_page(driver: Any, tmp_path: Path) -> None:
+    # The same checks on a page with a missing plot and a script error must fail.
+    (tmp_path / "report.html").write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>broken</title></head><body>"
+        "<table id='conditions'><thead><tr><th>Condition</th></tr></thead><tbody></tbody></table>"
+        "<figure id='traversal'><img id='plot-traversal' src='missing.png'></figure>"
+        "<script>undefinedFunction()</script></body></html>",
+        encoding="utf-8",
+    )
+    with serve_directory(tmp_path) as base:
+        state, severe = open_page(driver, f"{base}/report.html")
+    assert state["rows"] == []
+    assert state["traversal"] == {"w": 0, "h": 0, "visible": True} or state["traversal"]["w"] == 0
+    messages = " ".join(e["message"] for e in severe)
+    assert "missing.png" in messages and "undefinedFunction" in messages
