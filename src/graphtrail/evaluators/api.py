@@ -1,0 +1,446 @@
+"""``evaluate``: the whole ablation suite for one agent in one call.
+
+1. Prepare the agent: put a user's tools behind the ablation filter
+   (:func:`.user_tools.wrap_agent_tools`) and trace it with
+   :func:`graphtrail.trace_agent` unless it already is.
+2. Run the baseline for every question, ``baseline_repeats`` times (the noise floor).
+3. From each question's baseline trial 0, build every condition's filters
+   (:func:`.ablations.condition_filters`) and replay them, ``trials`` times each.
+4. Score the records and hand them to the report builder.
+
+Model responses are reused across runs whose conversations agree
+(:mod:`.reuse`), finished runs go to ``out_dir`` as they finish (:mod:`.cache`),
+and ``resume=True`` picks an interrupted evaluation up where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agents.kg import KnowledgeGraph
+from .ablations import DEFAULT_SUBSETS, condition_filters
+from .cache import REUSE_FILE, RunCache
+from .records import CONDITIONS, DEFAULT_CONDITIONS, RunKey, RunRecord
+from .replay import AgentRunner, ReplayJob, replay
+from .reuse import PrefixReuseCache, ReuseStore, installed
+from .user_tools import wrap_agent_tools
+
+__all__ = ["evaluate", "aevaluate", "EvaluationError", "Evaluation", "normalize_questions", "DEFAULT_BASELINE_REPEATS"]
+
+#: Baseline runs per question when ``baseline_repeats`` is not given (at least ``trials``).
+DEFAULT_BASELINE_REPEATS = 3
+
+
+class EvaluationError(ValueError):
+    """``evaluate`` was given something it cannot run; the message says what and how to fix it."""
+
+
+@dataclass
+class Evaluation:
+    """What the replay phase produced: records, the questions as scored, and cost totals."""
+
+    records: list[RunRecord]
+    questions: list[Any]
+    model_calls: int = 0
+    reused_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)  # question id -> why its conditions did not run
+
+    @classmethod
+    def of(cls, records: list[RunRecord], questions: list[Any], skipped: dict[str, str]) -> "Evaluation":
+        return cls(
+            records=records,
+            questions=questions,
+            model_calls=sum(r.model_calls for r in records),
+            reused_calls=sum(r.reused_calls for r in records),
+            input_tokens=sum(r.input_tokens for r in records),
+            output_tokens=sum(r.output_tokens for r in records),
+            skipped=skipped,
+        )
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _field(q: Any, name: str) -> Any:
+    return q.get(name) if isinstance(q, Mapping) else getattr(q, name, None)
+
+
+def normalize_questions(questions: Any) -> list[Any]:
+    """``load_questions`` objects, dicts or strings, as objects/dicts with ``id`` and ``question``.
+
+    Strings and dicts without an id get ``q-<sha1 of the text>``, stable across
+    reorderings so the cache still matches. Duplicate ids are an error.
+    """
+    if isinstance(questions, (str, Mapping)) or not isinstance(questions, Iterable):
+        questions = [questions]
+    out: list[Any] = []
+    seen: set[str] = set()
+    for i, q in enumerate(questions):
+        if isinstance(q, str):
+            q = {"question": q, "answers": []}
+        text = _field(q, "question")
+        if not isinstance(text, str) or not text.strip():
+            raise EvaluationError(f"question #{i} has no 'question' text: {q!r}")
+        if _field(q, "id") is None:
+            if not isinstance(q, Mapping):
+                raise EvaluationError(f"question #{i} has no 'id'")
+            q = {**q, "id": "q-" + hashlib.sha1(text.encode()).hexdigest()[:10]}
+        elif isinstance(q, Mapping):
+            q = {**q, "id": str(q["id"])}
+        qid = str(_field(q, "id"))
+        if qid in seen:
+            raise EvaluationError(f"duplicate question id {qid!r}; ids key the cache and must be unique")
+        seen.add(qid)
+        out.append(q)
+    if not out:
+        raise EvaluationError("no questions to evaluate")
+    return out
+
+
+def _check_conditions(conditions: Sequence[str] | None) -> list[str]:
+    chosen = list(DEFAULT_CONDITIONS if conditions is None else conditions)
+    unknown = [c for c in chosen if c not in CONDITIONS]
+    if unknown:
+        raise EvaluationError(f"unknown condition(s) {unknown}; known: {', '.join(CONDITIONS)}")
+    return [c for c in CONDITIONS if c in chosen and c != "baseline"]
+
+
+def _is_traced(agent: Any) -> bool:
+    if hasattr(agent, "graphtrail_handler"):  # graphtrail.tracer.TracedRunnable
+        return True
+    from ..tracer import wrap as tracer_wrap
+
+    code = getattr(agent, "__code__", None)
+    return code is not None and code.co_filename == tracer_wrap.__file__
+
+
+def _agent_name(agent: Any) -> str:
+    target = getattr(agent, "__wrapped__", None) or agent
+    name = getattr(target, "name", None) or getattr(target, "__name__", None) or type(target).__name__
+    return str(name)
+
+
+def _model_name(agent: Any) -> str:
+    """The chat model's name if it can be found in the graph without running it, else ``"default"``."""
+    from langchain_core.language_models import BaseChatModel
+
+    target = getattr(agent, "__wrapped__", None) or agent
+    for node in (getattr(target, "nodes", None) or {}).values():
+        bound = getattr(node, "bound", None)
+        for value in _closure_values(getattr(bound, "func", None)):
+            model = getattr(value, "bound", value)
+            if isinstance(model, BaseChatModel):
+                params = getattr(model, "_identifying_params", {}) or {}
+                name = params.get("model_name") or params.get("model") or getattr(model, "model_name", None)
+                return str(name or model._llm_type)
+    return "default"
+
+
+def _closure_values(fn: Any) -> Iterator[Any]:
+    for cell in getattr(fn, "__closure__", None) or ():
+        with contextlib.suppress(ValueError):
+            yield cell.cell_contents
+
+
+# ---------------------------------------------------------------- progress
+
+
+class _Progress:
+    """A rich progress bar, silent when disabled or when stdout is not a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._bar: Any = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            console = Console()
+            if console.is_terminal:
+                self._bar = Progress(
+                    TextColumn("{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("model calls {task.fields[calls]}, reused {task.fields[reused]}"),
+                    TimeElapsedColumn(),
+                    console=console,
+                    transient=False,
+                )
+        self._task: Any = None
+        self._calls = self._reused = 0
+
+    def __enter__(self) -> "_Progress":
+        if self._bar is not None:
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+    def phase(self, description: str, total: int) -> None:
+        if self._bar is not None:
+            self._task = self._bar.add_task(description, total=total, calls=self._calls, reused=self._reused)
+
+    def done(self, record: RunRecord, from_cache: bool) -> None:
+        if not from_cache:
+            self._calls += record.model_calls
+            self._reused += record.reused_calls
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, advance=1, calls=self._calls, reused=self._reused)
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def _scorer(questions: list[Any], kg: Any, judges: Sequence[Any], correctness: str | None, baseline: dict[str, str | None]):
+    """Fill ``correct``/``f1``/``changed`` (and extra judges) as each run finishes, so the cache holds them."""
+    from . import judges as judges_module
+
+    by_id = {str(_field(q, "id")): q for q in questions}
+
+    def score_sync(record: RunRecord) -> RunRecord:
+        qid = record.key.question_id
+        question = by_id.get(qid)
+        batch = [record]
+        is_anchor = record.key.condition == "baseline" and record.key.trial == 0 and record.key.variant == ""
+        if not is_anchor and qid in baseline:
+            # apply_judges reads "changed" against the baseline trial-0 record it is given
+            anchor = RunRecord(key=RunKey(agent="", model="", question_id=qid, condition="baseline"), question="", answer=baseline[qid])
+            batch = [anchor, record]
+        try:
+            scored = judges_module.apply_judges(batch, [question] if question is not None else [], kg=kg, judges=judges, correctness=correctness)
+        except ImportError:  # answer normalisation not installed: the report builder scores later
+            return record
+        return scored[-1]
+
+    async def score(record: RunRecord) -> RunRecord:
+        if judges:
+            return await asyncio.to_thread(score_sync, record)  # LLM judges block
+        return score_sync(record)
+
+    return score
+
+
+# ---------------------------------------------------------------- evaluate
+
+
+async def aevaluate_records(
+    agent: Any,
+    questions: Any,
+    kg: KnowledgeGraph | None = None,
+    *,
+    conditions: Sequence[str] | None = None,
+    trials: int = 1,
+    seed: int = 0,
+    concurrency: int = 4,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    reuse: bool = True,
+    baseline_repeats: int | None = None,
+    judge: Any = None,
+    correctness: str | None = None,
+    progress: bool = True,
+    agent_name: str | None = None,
+    model_name: str | None = None,
+    input_builder: Callable[[str], Any] | None = None,
+    n_subsets: int = DEFAULT_SUBSETS,
+) -> Evaluation:
+    """Run the replays and return the scored records (no report): :func:`aevaluate` minus scoring."""
+    if trials < 1:
+        raise EvaluationError(f"trials must be >= 1, got {trials}")
+    if concurrency < 1:
+        raise EvaluationError(f"concurrency must be >= 1, got {concurrency}")
+    if agent is None or not (callable(agent) or hasattr(agent, "ainvoke")):
+        raise EvaluationError(f"agent must be a Runnable, a compiled graph or a callable, got {type(agent).__name__}")
+    qs = normalize_questions(questions)
+    wanted = _check_conditions(conditions)
+    repeats = max(trials, DEFAULT_BASELINE_REPEATS if baseline_repeats is None else baseline_repeats, 1)
+    judges = list(judge) if isinstance(judge, (list, tuple)) else ([judge] if judge is not None else [])
+
+    from ..tracer import trace_agent
+
+    wrap_agent_tools(agent)
+    traced = agent if _is_traced(agent) else trace_agent(agent)
+    runner = AgentRunner(traced, input_builder)
+    agent_id = agent_name or _agent_name(agent)
+    model_id = model_name or _model_name(agent)
+
+    cache = RunCache(out_dir, resume=resume)
+    reuse_path = Path(out_dir) / REUSE_FILE if out_dir is not None else None
+    if reuse_path is not None and not resume and reuse_path.exists():
+        reuse_path.unlink()  # a stale store from another agent version must not answer this run
+    reuse_cache = PrefixReuseCache(ReuseStore(reuse_path if reuse else None), reuse=reuse)
+
+    def key(qid: str, condition: str, variant: str = "", trial: int = 0) -> RunKey:
+        return RunKey(agent=agent_id, model=model_id, question_id=qid, condition=condition, variant=variant, trial=trial, seed=seed)
+
+    baseline_answers: dict[str, str | None] = {}
+    score = _scorer(qs, kg, judges, correctness, baseline_answers)
+    skipped: dict[str, str] = {}
+
+    with installed(reuse_cache), _Progress(progress) as bar:
+        # 1. baselines: trial 0 of each question defines its conditions
+        base_jobs = [
+            ReplayJob(key=key(str(_field(q, "id")), "baseline", trial=t), question=_field(q, "question"), question_obj=q)
+            for t in range(repeats)
+            for q in qs
+        ]
+        bar.phase("baseline", len(base_jobs))
+        # trial 0 first, so repeated baselines can be scored against it
+        first = [j for j in base_jobs if j.key.trial == 0]
+        rest = [j for j in base_jobs if j.key.trial != 0]
+        base_records = await replay(runner, first, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
+        for rec in base_records:
+            baseline_answers[rec.key.question_id] = rec.answer
+        base_records += await replay(runner, rest, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
+
+        # 2. conditions, from each question's baseline trial 0
+        jobs: list[ReplayJob] = []
+        by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
+        for q in qs:
+            qid = str(_field(q, "id"))
+            base = by_q.get(qid)
+            if base is None or base.trajectory is None:
+                skipped[qid] = "baseline run has no trajectory (was the agent traced?)"
+                continue
+            if base.status == "error":
+                skipped[qid] = f"baseline run failed: {base.error}"
+                continue
+            for condition in wanted:
+                filters = condition_filters(condition, base.trajectory, kg, seed=seed, question=q, n_subsets=n_subsets)
+                for variant, graph_filter in filters:
+                    for t in range(trials):
+                        jobs.append(
+                            ReplayJob(
+                                key=key(qid, condition, variant, t),
+                                question=_field(q, "question"),
+                                graph_filter=graph_filter,
+                                question_obj=q,
+                                baseline=base.trajectory,
+                            )
+                        )
+        bar.phase("ablations", len(jobs))
+        cond_records = await replay(runner, jobs, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
+
+    return Evaluation.of(base_records + cond_records, qs, skipped)
+
+
+async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **kwargs: Any) -> Any:
+    """Async :func:`evaluate`."""
+    report_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _REPORT_KWARGS}
+    evaluation = await aevaluate_records(agent, questions, kg, **kwargs)
+    return _report(evaluation, kg, kwargs, report_kwargs)
+
+
+_REPORT_KWARGS = {"n_boot", "alpha", "power", "margin", "surrogate_threshold", "min_lds", "paper_reference", "traversal_question"}
+
+
+def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_kwargs: dict[str, Any]) -> Any:
+    from .report import build_report
+
+    meta = {
+        "agent": evaluation.records[0].key.agent if evaluation.records else None,
+        "model": evaluation.records[0].key.model if evaluation.records else None,
+        "trials": run_kwargs.get("trials", 1),
+        "seed": run_kwargs.get("seed", 0),
+        "reuse": run_kwargs.get("reuse", True),
+        "cost": {
+            "model_calls": evaluation.model_calls,
+            "reused_calls": evaluation.reused_calls,
+            "input_tokens": evaluation.input_tokens,
+            "output_tokens": evaluation.output_tokens,
+        },
+        "skipped_questions": evaluation.skipped,
+    }
+    report = build_report(evaluation.records, evaluation.questions, kg, meta=meta, seed=run_kwargs.get("seed", 0), **report_kwargs)
+    out_dir = run_kwargs.get("out_dir")
+    if out_dir is not None:
+        report.write(out_dir)
+    return report
+
+
+def evaluate(
+    agent: Any,
+    questions: Any,
+    kg: KnowledgeGraph | None = None,
+    *,
+    conditions: Sequence[str] | None = None,
+    trials: int = 1,
+    seed: int = 0,
+    concurrency: int = 4,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    reuse: bool = True,
+    baseline_repeats: int | None = None,
+    judge: Any = None,
+    correctness: str | None = None,
+    progress: bool = True,
+    agent_name: str | None = None,
+    model_name: str | None = None,
+    input_builder: Callable[[str], Any] | None = None,
+    n_subsets: int = DEFAULT_SUBSETS,
+    **report_kwargs: Any,
+) -> Any:
+    """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
+
+    - ``agent``: a Runnable / compiled LangGraph graph (invoked with
+      ``{"messages": [("user", question)]}``, or ``input_builder(question)``),
+      traced with ``graphtrail.trace_agent`` or not; or a function
+      ``question -> answer`` (sync or async; trace it with ``@trace_agent`` so the
+      graph tools it calls are recorded).
+    - ``questions``: what ``load_questions`` returns, dicts, or strings.
+    - ``kg``: the graph, for ``random_removal`` and for whole-graph isolation.
+    - ``conditions``: default :data:`DEFAULT_CONDITIONS`; ``"random_subsets"`` is opt-in.
+    - ``trials``: runs per condition; ``baseline_repeats``: baseline runs per
+      question (default ``max(trials, 3)``), the noise floor.
+    - ``out_dir``: where ``runs.jsonl`` (every run, as it finishes), the reuse
+      store and the report go; ``resume=True`` continues an interrupted run.
+    - ``reuse``: prefix reuse of model responses (docs/ablations.md).
+    - ``judge``: a judge or list of judges (:mod:`.judges`); ``correctness`` names
+      the one that decides ``correct``.
+    - ``agent_name`` / ``model_name``: the cache key's names (default: discovered).
+    - extra keyword arguments go to :func:`graphtrail.evaluators.report.build_report`.
+
+    Works from synchronous code; inside a running event loop (a notebook) it
+    runs on a helper thread. Use :func:`aevaluate` from async code.
+    """
+    kwargs = dict(
+        conditions=conditions, trials=trials, seed=seed, concurrency=concurrency, out_dir=out_dir, resume=resume,
+        reuse=reuse, baseline_repeats=baseline_repeats, judge=judge, correctness=correctness, progress=progress,
+        agent_name=agent_name, model_name=model_name, input_builder=input_builder, n_subsets=n_subsets,
+    )
+    unknown = set(report_kwargs) - _REPORT_KWARGS
+    if unknown:
+        raise TypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
+    return _run_sync(aevaluate(agent, questions, kg, **kwargs, **report_kwargs))
+
+
+def _run_sync(coro: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, name="graphtrail-evaluate")
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+

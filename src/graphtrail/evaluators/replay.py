@@ -1,0 +1,285 @@
+"""The replay runner: run an agent once per (question, condition, variant, trial) job.
+
+Each job runs in its own asyncio task with its own context, holding
+
+- the job's :class:`~graphtrail.agents.GraphFilter` (``use_filter``), which every
+  graph tool and every wrapped user tool reads;
+- a prefix-reuse scope (:mod:`.reuse`) that counts model calls and answers the
+  ones whose conversation matches an earlier run of the same namespace;
+- a ``graphtrail.capture()`` block collecting the run's trajectory, and
+  ``run_annotations`` tagging its root span with the condition and linking it
+  to the question's baseline trace.
+
+At most ``concurrency`` jobs run at once. A job whose key is already in the
+:class:`~.cache.RunCache` is not run again. A finished job is scored
+(``score``), stored (and appended to disk) at once. An exception from the agent
+becomes a record with ``status="error"``; ``KeyboardInterrupt``/cancellation
+stop the whole replay (finished records are already on disk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agents.views import GraphFilter, use_filter
+from ..tracer.trajectory import Trajectory
+from .cache import RunCache
+from .records import RunKey, RunRecord
+from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
+
+__all__ = [
+    "ReplayJob",
+    "AgentRunner",
+    "replay",
+    "answer_from_output",
+    "default_input",
+]
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """One run to do: its cache key, the question, the filter, and the baseline it derives from."""
+
+    key: RunKey
+    question: str
+    graph_filter: GraphFilter = field(default_factory=GraphFilter)
+    question_obj: Any = None
+    baseline: Trajectory | None = None
+
+    @property
+    def namespace(self) -> str:
+        return namespace_for(self.key.agent, self.key.model, self.key.question_id, self.key.trial)
+
+
+def default_input(question: str) -> dict[str, Any]:
+    """The LangGraph state graphtrail invokes a Runnable agent with."""
+    return {"messages": [("user", question)]}
+
+
+def _submitted(messages: Sequence[Any]) -> tuple[str | None, list[str]] | None:
+    """The last accepted ``submit_answer`` call in a LangGraph message list (docs/architecture.md §3)."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    errors = {m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status == "error"}
+    found = None
+    for message in messages:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call.get("name") == "submit_answer" and call.get("id") not in errors:
+                    args = call.get("args") or {}
+                    found = (args.get("answer"), [str(c) for c in args.get("citations") or []])
+    return found
+
+
+def answer_from_output(output: Any) -> tuple[str | None, list[str]]:
+    """Answer and citations from an agent's return value, for runs without a trajectory."""
+    if output is None:
+        return None, []
+    if isinstance(output, str):
+        return output, []
+    if isinstance(output, dict):
+        messages = output.get("messages")
+        if isinstance(messages, list) and messages:
+            submitted = _submitted(messages)
+            if submitted is not None:
+                return submitted
+            content = getattr(messages[-1], "content", None)
+            return (content if isinstance(content, str) and content else None), []
+        if "answer" in output:
+            answer = output.get("answer")
+            return (None if answer is None else str(answer)), [str(c) for c in output.get("citations") or []]
+    content = getattr(output, "content", None)
+    if isinstance(content, str):
+        return content, []
+    return str(output), []
+
+
+class AgentRunner:
+    """Calls an agent the same way for every job: ``await runner(question_text, question_obj)``.
+
+    - objects with ``ainvoke`` (Runnables, compiled graphs, traced agents) get
+      ``input_builder(question)`` (default ``{"messages": [("user", q)]}``);
+    - async callables are awaited with the question text;
+    - sync callables run in a worker thread (``asyncio.to_thread`` copies the
+      context, so filters and scopes follow them).
+    """
+
+    def __init__(self, agent: Any, input_builder: Callable[[str], Any] | None = None) -> None:
+        self.agent = agent
+        self.input_builder = input_builder
+
+    async def __call__(self, question: str) -> Any:
+        agent = self.agent
+        if hasattr(agent, "ainvoke"):
+            payload = (self.input_builder or default_input)(question)
+            return await agent.ainvoke(payload)
+        payload = self.input_builder(question) if self.input_builder else question
+        if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
+            return await agent(payload)
+        result = await asyncio.to_thread(agent, payload)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+@contextlib.contextmanager
+def _traced_scope(job: ReplayJob) -> Iterator[Any]:
+    """``capture()`` + ``run_annotations`` when the tracer is available, else a null scope."""
+    try:
+        from ..tracer import capture, run_annotations  # type: ignore[attr-defined]
+    except ImportError:  # tracer not built in this install: records carry no trajectory
+        yield None
+        return
+    key = job.key
+    attributes = {
+        "graphtrail.condition": key.condition,
+        "graphtrail.variant": key.variant,
+        "graphtrail.trial": key.trial,
+        "graphtrail.question_id": key.question_id,
+    }
+    links = []
+    baseline = job.baseline
+    if baseline is not None and baseline.trace_id and baseline.span_id and key.condition != "baseline":
+        links.append((baseline.trace_id, baseline.span_id))
+    metadata = {
+        "condition": key.condition,
+        "variant": key.variant,
+        "trial": key.trial,
+        "question_id": key.question_id,
+        "seed": key.seed,
+    }
+    with capture() as cap, run_annotations(attributes=attributes, links=links, metadata=metadata):
+        yield cap
+
+
+def _record(
+    job: ReplayJob,
+    output: Any,
+    error: BaseException | None,
+    trajectory: Trajectory | None,
+    counters: RunCounters,
+    wall: float,
+) -> RunRecord:
+    f = job.graph_filter
+    if trajectory is not None:
+        answer, citations = trajectory.answer, list(trajectory.citations)
+        status = trajectory.status
+        err = trajectory.error
+    else:
+        answer, citations = answer_from_output(output) if error is None else (None, [])
+        status = "ok" if answer is not None else "no_answer"
+        err = None
+    if error is not None:
+        status, err = "error", f"{type(error).__name__}: {error}"
+    model_calls, reused = counters.model_calls, counters.reused_calls
+    tin, tout = counters.input_tokens, counters.output_tokens
+    if counters.calls == 0 and trajectory is not None and trajectory.model_calls:
+        # the model bypassed the global LLM cache (e.g. ``cache=False``): count from the trace
+        model_calls = len(trajectory.model_calls)
+        tin = sum(c.input_tokens or 0 for c in trajectory.model_calls)
+        tout = sum(c.output_tokens or 0 for c in trajectory.model_calls)
+    baseline = job.baseline
+    return RunRecord(
+        key=job.key,
+        question=job.question,
+        answer=answer,
+        citations=citations,
+        status=status,
+        error=err,
+        hidden=sorted(f.hidden),
+        masked=sorted(f.masked),
+        text_blocked=sorted(f.text_blocked),
+        model_calls=model_calls,
+        reused_calls=reused,
+        input_tokens=tin,
+        output_tokens=tout,
+        divergence_step=counters.divergence_step,
+        wall_time_s=wall,
+        trace_id=trajectory.trace_id if trajectory is not None else None,
+        baseline_trace_id=baseline.trace_id if baseline is not None and job.key.condition != "baseline" else None,
+        trajectory=trajectory,
+    )
+
+
+async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseCache | None) -> RunRecord:
+    """Run one job now (no concurrency limit, no cache): the building block of :func:`replay`."""
+    output: Any = None
+    error: BaseException | None = None
+    trajectory: Trajectory | None = None
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(use_filter(None if job.graph_filter.is_empty else job.graph_filter))
+        counters = (
+            stack.enter_context(reuse_scope(reuse_cache, job.namespace)) if reuse_cache is not None else RunCounters()
+        )
+        cap = stack.enter_context(_traced_scope(job))
+        start = time.perf_counter()
+        try:
+            output = await runner(job.question)
+        except Exception as exc:  # the agent's failure is a result, not a crash of the evaluation
+            error = exc
+        wall = time.perf_counter() - start
+        if cap is not None:
+            trajectory = cap.last
+    return _record(job, output, error, trajectory, counters, wall)
+
+
+Score = Callable[[RunRecord], Awaitable[RunRecord]]
+
+
+async def replay(
+    agent: Any,
+    jobs: Sequence[ReplayJob],
+    *,
+    cache: RunCache | None = None,
+    reuse_cache: PrefixReuseCache | None = None,
+    concurrency: int = 4,
+    score: Score | None = None,
+    on_done: Callable[[RunRecord, bool], None] | None = None,
+    input_builder: Callable[[str], Any] | None = None,
+) -> list[RunRecord]:
+    """Run ``jobs`` (skipping those ``cache`` already holds); records in job order.
+
+    ``agent`` is invoked as :class:`AgentRunner` describes; trace it with
+    ``graphtrail.trace_agent`` beforehand to get trajectories (``evaluate`` does).
+    ``reuse_cache`` must be installed as the global LLM cache
+    (:func:`.reuse.installed`) for prefix reuse; without it, calls are not counted.
+    ``on_done(record, from_cache)`` is called once per job, e.g. for progress.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    runner = agent if isinstance(agent, AgentRunner) else AgentRunner(agent, input_builder)
+    cache = cache if cache is not None else RunCache()
+    semaphore = asyncio.Semaphore(concurrency)
+    results: list[RunRecord | None] = [None] * len(jobs)
+
+    async def one(i: int, job: ReplayJob) -> None:
+        cached = cache.done(job.key)
+        if cached is not None:
+            results[i] = cached
+            if on_done is not None:
+                on_done(cached, True)
+            return
+        async with semaphore:
+            record = await run_job(runner, job, reuse_cache)
+        if score is not None:
+            record = await score(record)
+        cache.add(record)
+        results[i] = record
+        if on_done is not None:
+            on_done(record, False)
+
+    tasks = [asyncio.ensure_future(one(i, job)) for i, job in enumerate(jobs)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    return [r for r in results if r is not None]

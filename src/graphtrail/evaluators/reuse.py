@@ -1,0 +1,273 @@
+"""Prefix reuse: replays reuse model responses while their conversation matches an earlier run.
+
+An ablation replay starts exactly like its baseline: same question, same first
+model call. Until a tool returns something different (because the filter hid or
+masked an entity the tool would have shown), the model sees the same messages as
+in the baseline, so calling it again is wasted money. :class:`PrefixReuseCache`
+answers those calls from the responses already seen and only lets calls after the
+first divergent tool response reach the model.
+
+Mechanism: LangChain chat models consult the global LLM cache
+(:func:`langchain_core.globals.set_llm_cache`) on every call, keyed by the
+serialized prompt and the model's parameters, and still fire their callbacks on a
+hit, so the tracer keeps its chat spans. :func:`installed` puts a
+:class:`PrefixReuseCache` there for the duration of an evaluation and restores
+what was there before. The cache only acts inside :func:`reuse_scope` (one per
+replay run); anywhere else (an LLM judge, the user's own code) it defers to the
+previous global cache, or does nothing.
+
+Stores are partitioned by a *namespace*: ``(agent, model, question, trial)``.
+Trial *k* of every condition shares baseline trial *k*'s responses: common
+random numbers for sampled models (see docs/ablations.md).
+
+Keys ignore what LangChain varies between otherwise identical conversations:
+message ids, ``usage_metadata`` and ``response_metadata`` (a cache hit adds
+``total_cost: 0`` to usage), so a conversation rebuilt from reused responses
+keys the same as the original.
+
+Limits: a model constructed with ``cache=False`` or its own cache instance
+bypasses the global cache, so it is never reused (counts then come from the
+trajectory); only completed calls are counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import hashlib
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.caches import RETURN_VAL_TYPE, BaseCache
+from langchain_core.globals import get_llm_cache, set_llm_cache
+from langchain_core.messages import message_to_dict, messages_from_dict
+from langchain_core.outputs import ChatGeneration, Generation
+
+__all__ = [
+    "PrefixReuseCache",
+    "ReuseStore",
+    "RunCounters",
+    "reuse_scope",
+    "installed",
+    "prompt_key",
+    "REUSED_MARK",
+]
+
+#: Set to ``True`` in the ``response_metadata`` of a reused response, so traces can tell.
+REUSED_MARK = "graphtrail_reused"
+
+_VOLATILE = {"id", "usage_metadata", "response_metadata"}
+
+
+@dataclass
+class RunCounters:
+    """Model calls of one replay run: how many reached the model, how many were reused."""
+
+    model_calls: int = 0
+    reused_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    divergence_step: int | None = None  # 1-based index of the first call that reached the model
+
+    @property
+    def calls(self) -> int:
+        return self.model_calls + self.reused_calls
+
+
+@dataclass(frozen=True)
+class _Scope:
+    cache: "PrefixReuseCache"
+    namespace: str
+    counters: RunCounters
+
+
+_SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("graphtrail_reuse_scope", default=None)
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        kwargs = value.get("kwargs")
+        if value.get("lc") == 1 and value.get("type") == "constructor" and isinstance(kwargs, dict):
+            return {**value, "kwargs": {k: _strip(v) for k, v in kwargs.items() if k not in _VOLATILE}}
+        return {k: _strip(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+@functools.lru_cache(maxsize=4096)  # lookup and update of one call pass the same strings
+def prompt_key(prompt: str, llm_string: str) -> str:
+    """A digest of the conversation and model parameters, blind to ids and usage metadata."""
+    try:
+        canonical = json.dumps(_strip(json.loads(prompt)), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        canonical = prompt
+    return hashlib.sha256(f"{canonical}\x00{llm_string}".encode()).hexdigest()
+
+
+def _dump_generations(generations: Sequence[Generation]) -> list[dict[str, Any]] | None:
+    out = []
+    for gen in generations:
+        if not isinstance(gen, ChatGeneration):
+            return None  # completion-style LLMs are not reused
+        out.append({"message": message_to_dict(gen.message), "generation_info": gen.generation_info})
+    return out
+
+
+def _load_generations(dumped: list[dict[str, Any]]) -> list[Generation]:
+    gens: list[Generation] = []
+    for item in dumped:
+        (message,) = messages_from_dict([item["message"]])
+        message.response_metadata = {**(message.response_metadata or {}), REUSED_MARK: True}
+        message.id = None
+        gens.append(ChatGeneration(message=message, generation_info=item.get("generation_info")))
+    return gens
+
+
+class ReuseStore:
+    """Model responses by ``(namespace, prompt key)``, optionally appended to a JSONL file.
+
+    The file lets a resumed evaluation keep reusing the responses of runs that
+    finished before the interruption. A torn last line is ignored.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._data: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        if self.path is not None and self.path.exists():
+            self._load(self.path)
+
+    def _load(self, path: Path) -> None:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    row = json.loads(line)
+                    self._data[(row["ns"], row["key"])] = row["generations"]
+                except (ValueError, KeyError, TypeError):
+                    continue  # torn write from an interrupted run
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def get(self, namespace: str, key: str) -> list[Generation] | None:
+        dumped = self._data.get((namespace, key))
+        return None if dumped is None else _load_generations(dumped)
+
+    def put(self, namespace: str, key: str, generations: Sequence[Generation]) -> None:
+        dumped = _dump_generations(generations)
+        if dumped is None:
+            return
+        with self._lock:
+            if (namespace, key) in self._data:
+                return  # first response wins: later identical prompts replay it
+            self._data[(namespace, key)] = dumped
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"ns": namespace, "key": key, "generations": dumped}, default=str) + "\n")
+                    fh.flush()
+
+
+def _usage(generations: Sequence[Generation]) -> tuple[int, int]:
+    tin = tout = 0
+    for gen in generations:
+        usage = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
+        tin += int(usage.get("input_tokens") or 0)
+        tout += int(usage.get("output_tokens") or 0)
+    return tin, tout
+
+
+class PrefixReuseCache(BaseCache):
+    """A LangChain LLM cache that reuses responses inside a :func:`reuse_scope` and counts calls.
+
+    With ``reuse=False`` it never answers a lookup but still counts the calls
+    and tokens that reach the model, so naive replay is measured the same way.
+    Outside any scope of its own it delegates to ``fallback`` (the global cache
+    that was installed before), so code outside the replay is unaffected.
+    """
+
+    def __init__(self, store: ReuseStore | None = None, *, reuse: bool = True, fallback: BaseCache | None = None):
+        self.store = store if store is not None else ReuseStore()
+        self.reuse = reuse
+        self.fallback = fallback
+
+    def _scope(self) -> _Scope | None:
+        scope = _SCOPE.get()
+        return scope if scope is not None and scope.cache is self else None
+
+    def lookup(self, prompt: str, llm_string: str) -> RETURN_VAL_TYPE | None:
+        scope = self._scope()
+        if scope is None:
+            return self.fallback.lookup(prompt, llm_string) if self.fallback is not None else None
+        if not self.reuse:
+            return None
+        hit = self.store.get(scope.namespace, prompt_key(prompt, llm_string))
+        if hit is not None:
+            scope.counters.reused_calls += 1
+        return hit
+
+    def update(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
+        scope = self._scope()
+        if scope is None:
+            if self.fallback is not None:
+                self.fallback.update(prompt, llm_string, return_val)
+            return
+        counters = scope.counters
+        counters.model_calls += 1
+        if counters.divergence_step is None:
+            counters.divergence_step = counters.calls
+        tin, tout = _usage(return_val)
+        counters.input_tokens += tin
+        counters.output_tokens += tout
+        if self.reuse:
+            self.store.put(scope.namespace, prompt_key(prompt, llm_string), return_val)
+
+    # The defaults hop to an executor; these are cheap dict operations, so stay on the loop.
+    async def alookup(self, prompt: str, llm_string: str) -> RETURN_VAL_TYPE | None:
+        if self._scope() is None and self.fallback is not None:
+            return await self.fallback.alookup(prompt, llm_string)
+        return self.lookup(prompt, llm_string)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
+        if self._scope() is None and self.fallback is not None:
+            await self.fallback.aupdate(prompt, llm_string, return_val)
+            return
+        self.update(prompt, llm_string, return_val)
+
+    def clear(self, **kwargs: Any) -> None:
+        """Leaves the reuse store alone: it is the evaluation's, not a user's cache."""
+
+
+def namespace_for(agent: str, model: str, question_id: str, trial: int) -> str:
+    """The store partition shared by trial ``trial`` of every condition of one question."""
+    return json.dumps([agent, model, question_id, trial])
+
+
+@contextlib.contextmanager
+def reuse_scope(cache: PrefixReuseCache, namespace: str) -> Iterator[RunCounters]:
+    """Count (and, if enabled, reuse) the model calls made in this context under ``namespace``."""
+    counters = RunCounters()
+    token = _SCOPE.set(_Scope(cache, namespace, counters))
+    try:
+        yield counters
+    finally:
+        _SCOPE.reset(token)
+
+
+@contextlib.contextmanager
+def installed(cache: PrefixReuseCache) -> Iterator[PrefixReuseCache]:
+    """Make ``cache`` the global LangChain LLM cache for the block, then restore the previous one."""
+    previous = get_llm_cache()
+    if cache.fallback is None and previous is not cache:
+        cache.fallback = previous
+    set_llm_cache(cache)
+    try:
+        yield cache
+    finally:
+        set_llm_cache(previous)
