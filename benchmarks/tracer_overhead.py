@@ -1,0 +1,217 @@
+"""How much does tracing add to an agent run? graphtrail vs OpenInference vs nothing.
+
+Not a test: a measurement you run by hand (or in CI for the log)::
+
+    python benchmarks/tracer_overhead.py            # ~30 s idle, ~1 min on 2 busy cores
+    python benchmarks/tracer_overhead.py --runs 400 --breakdown   # + graphtrail with a no-op OTel tracer
+
+The agent is the same ``langchain.agents.create_agent`` graph for every
+configuration (tests/kg_agent.py: a zero-latency scripted model, three KG tools
+and ``submit_answer``), so any difference is the tracer's cost. Configurations:
+
+- ``untraced``: the bare agent;
+- ``graphtrail``: ``graphtrail.trace_agent(agent)`` with an OTel SDK
+  ``TracerProvider``, a ``BatchSpanProcessor`` and an ``InMemorySpanExporter``;
+- ``openinference``: OpenInference's ``LangChainInstrumentor`` with the same
+  processor and exporter kind on its own ``TracerProvider``;
+- ``gt-noop-otel`` (``--breakdown``): graphtrail with OTel's no-op tracer, so
+  its callback work and the SDK's span recording can be told apart.
+
+Fairness: the instrumentor patches LangChain globally and ``graphtrail.configure``
+is process-wide, so runs cannot alternate one by one. Instead configurations
+alternate in short *blocks* (``--block`` runs each); each block switches its
+own tracer on (outside the timed region) and the instrumentor off again after;
+the order of the blocks rotates every round; every configuration gets the same
+warm-up. Each invoke is timed twice: process CPU time (all threads, so the
+export thread counts) and wall-clock. CPU time is the one to read on a shared
+machine; medians over all runs resist the rest of the noise.
+
+Targets (issue 2): graphtrail adds <= 15% to the untraced median, and adds no
+more than OpenInference adds, while recording more (spans/attributes are
+counted and printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # tests.kg_agent / tests.fakes hold the shared agent and fake model
+    sys.path.insert(0, str(REPO))
+
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+
+from tests.kg_agent import agent_input, build_agent  # noqa: E402
+
+TARGET_VS_UNTRACED = 1.15
+
+
+@dataclass
+class Config:
+    """One way of running the agent, with whatever it needs around its block."""
+
+    name: str
+    invoke: Callable[[], Any]
+    enter: Callable[[], None] = lambda: None
+    exit: Callable[[], None] = lambda: None
+    finished_spans: Callable[[], list[ReadableSpan]] = list
+    wall_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+
+    def run_block(self, runs: int, record: bool = True) -> None:
+        self.enter()
+        try:
+            gc.collect()
+            for _ in range(runs):
+                cpu0, wall0 = time.process_time_ns(), time.perf_counter_ns()
+                self.invoke()
+                wall, cpu = time.perf_counter_ns() - wall0, time.process_time_ns() - cpu0
+                if record:
+                    self.wall_ms.append(wall / 1e6)
+                    self.cpu_ms.append(cpu / 1e6)
+        finally:
+            self.exit()
+
+
+def untraced_config() -> Config:
+    agent = build_agent()
+    return Config("untraced", lambda: agent.invoke(agent_input()))
+
+
+def graphtrail_config() -> Config:
+    import graphtrail
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    agent = graphtrail.trace_agent(build_agent(), name="kg-agent")
+
+    def finished() -> list[ReadableSpan]:
+        provider.force_flush()
+        return list(exporter.get_finished_spans())
+
+    return Config(
+        "graphtrail",
+        lambda: agent.invoke(agent_input()),
+        # configure() is process-wide: point it at this provider for this block only.
+        enter=lambda: graphtrail.configure(tracer_provider=provider),
+        finished_spans=finished,
+    )
+
+
+def graphtrail_noop_otel_config() -> Config:
+    """graphtrail's callback work alone: spans go to OTel's no-op tracer (``--breakdown``)."""
+    import graphtrail
+    from opentelemetry.trace import NoOpTracerProvider
+
+    agent = graphtrail.trace_agent(build_agent(), name="kg-agent")
+    provider = NoOpTracerProvider()
+    return Config(
+        "gt-noop-otel",
+        lambda: agent.invoke(agent_input()),
+        enter=lambda: graphtrail.configure(tracer_provider=provider),
+    )
+
+
+def openinference_config() -> Config:
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    instrumentor = LangChainInstrumentor()
+    agent = build_agent()
+
+    def finished() -> list[ReadableSpan]:
+        provider.force_flush()
+        return list(exporter.get_finished_spans())
+
+    return Config(
+        "openinference",
+        lambda: agent.invoke(agent_input()),
+        enter=lambda: instrumentor.instrument(tracer_provider=provider),
+        exit=instrumentor.uninstrument,
+        finished_spans=finished,
+    )
+
+
+def span_stats(spans: list[ReadableSpan], runs: int) -> tuple[float, float, int]:
+    """(spans per run, attributes per run, total bytes of attribute values per run)."""
+    attrs = sum(len(s.attributes or {}) for s in spans)
+    size = sum(len(json.dumps(v, default=str)) for s in spans for v in (s.attributes or {}).values())
+    return len(spans) / max(runs, 1), attrs / max(runs, 1), round(size / max(runs, 1))
+
+
+def report(clock: str, times: dict[str, list[float]]) -> tuple[bool, bool]:
+    """Print medians and ratios for one clock; return (within 15% of untraced, adds <= OpenInference)."""
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    base = medians["untraced"]
+    print(f"\n{clock}: median ms per invoke")
+    print(f"{'config':<14}{'median':>9}{'p25':>9}{'p75':>9}{'x untraced':>12}")
+    for name, ts in times.items():
+        q1, _, q3 = statistics.quantiles(ts, n=4)
+        print(f"{name:<14}{medians[name]:>9.2f}{q1:>9.2f}{q3:>9.2f}{medians[name] / base:>12.3f}")
+    gt_ratio, oi_ratio = medians["graphtrail"] / base, medians["openinference"] / base
+    gt_added, oi_added = medians["graphtrail"] - base, medians["openinference"] - base
+    print(f"graphtrail / untraced    = {gt_ratio:.3f}  (adds {gt_added:+.2f} ms, {100 * (gt_ratio - 1):+.1f}%)")
+    print(f"openinference / untraced = {oi_ratio:.3f}  (adds {oi_added:+.2f} ms, {100 * (oi_ratio - 1):+.1f}%)")
+    if oi_added > 0:
+        print(f"graphtrail overhead / openinference overhead = {gt_added / oi_added:.2f}")
+    ok_budget, ok_vs_oi = gt_ratio <= TARGET_VS_UNTRACED, gt_added <= oi_added
+    print(f"target graphtrail <= {TARGET_VS_UNTRACED:.2f} x untraced: {'PASS' if ok_budget else 'FAIL'}")
+    print(f"target graphtrail adds <= openinference adds: {'PASS' if ok_vs_oi else 'FAIL'}")
+    return ok_budget, ok_vs_oi
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=150, help="timed runs per configuration (default 150)")
+    parser.add_argument("--block", type=int, default=5, help="runs per block before switching (default 5)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed runs per configuration first")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also time graphtrail with OTel's no-op tracer, to split its cost into callback work vs span recording",
+    )
+    args = parser.parse_args(argv)
+
+    configs = [untraced_config(), graphtrail_config(), openinference_config()]
+    if args.breakdown:
+        configs.append(graphtrail_noop_otel_config())
+    for config in configs:
+        config.run_block(args.warmup, record=False)
+    # Drop warm-up spans so the counts below cover timed runs only.
+    warm_spans = {c.name: len(c.finished_spans()) for c in configs}
+
+    rounds = -(-args.runs // args.block)
+    for r in range(rounds):
+        rotation = configs[r % len(configs) :] + configs[: r % len(configs)]
+        for config in rotation:
+            config.run_block(min(args.block, args.runs - r * args.block))
+
+    print(f"{'config':<14}{'runs':>6}{'spans/run':>11}{'attrs/run':>11}{'attr bytes/run':>16}")
+    for c in configs:
+        spans = c.finished_spans()[warm_spans[c.name] :]
+        n_spans, n_attrs, size = span_stats(spans, len(c.wall_ms))
+        print(f"{c.name:<14}{len(c.wall_ms):>6}{n_spans:>11.1f}{n_attrs:>11.1f}{size:>16}")
+    report("CPU time (process, all threads)", {c.name: c.cpu_ms for c in configs})
+    report("wall-clock time", {c.name: c.wall_ms for c in configs})
+    print()
+    print("CPU time is the primary measure: on a shared machine wall-clock medians mostly measure")
+    print("the other processes. Both include the BatchSpanProcessor's export thread when it runs.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
