@@ -197,3 +197,44 @@ def test_works_with_a_langchain_llm_cache():
     # The first call (system + question) is served from the cache. Later prompts differ between runs only
     # because LangGraph gives each message a fresh uuid, which LangChain's cache key includes.
     assert len(cache._cache) < 2 * filled
+
+
+@pytest.mark.parametrize(
+    "cite, citations",
+    [("path", ["p6", "p7", "p8"]), ("endpoints", ["p6", "p8"]), ("answer", ["p8"])],
+)
+def test_citation_style_cites_path_endpoints_or_answer(cite, citations):
+    agent = create_graphrag_agent(OfflineChatModel(cite=cite), planets_kg())
+    (got, cites, status), result = ask(agent, "What is the birthplace of the discovered by of Titan?")
+    assert (got, cites, status) == ("The Hague", citations, "ok")
+    # the walk is the same whatever it cites: the bridge entity p7 was visited either way
+    assert any("p7" in str(m.content) for m in result["messages"] if isinstance(m, ToolMessage))
+
+
+def test_cite_option_in_model_string_and_bad_values():
+    assert resolve_model("offline:cite=endpoints,noise=0.1").cite == "endpoints"
+    with pytest.raises(ModelResolutionError, match="cite"):
+        resolve_model("offline:cite=everything")
+    with pytest.raises(ModelResolutionError):
+        resolve_model("offline:noise=3")
+
+
+def test_trials_draw_different_samples_reproducibly():
+    """A noisy offline model behaves like a sampled LLM across trials, and is reproducible per trial."""
+    from graphtrail.agents import load_kg, load_questions
+    from graphtrail.agents.sampling import use_trial
+
+    kg = load_kg("countries")
+    questions = [q.question for q in load_questions("countries")[::8]]
+    agent = create_graphrag_agent(OfflineChatModel(seed=1, noise=0.5), kg)
+
+    def answers(trial):
+        with use_trial(trial):
+            return [ask(agent, q)[0] for q in questions]
+
+    first = answers(0)
+    assert answers(0) == first  # same seed and trial -> same sample
+    assert answers(1) != first  # another trial -> another sample somewhere
+    deterministic = create_graphrag_agent(OfflineChatModel(seed=1), kg)
+    with use_trial(3):
+        assert [ask(deterministic, q)[0] for q in questions[:3]] == [ask(deterministic, q)[0] for q in questions[:3]]

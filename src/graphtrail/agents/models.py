@@ -3,7 +3,7 @@
 ``resolve_model`` accepts:
 
 - a :class:`~langchain_core.language_models.BaseChatModel`: returned unchanged;
-- ``"offline"`` (optionally ``"offline:seed=3,noise=0.2"``, or ``seed=``/``noise=``
+- ``"offline"`` (optionally ``"offline:seed=3,noise=0.2,cite=endpoints"``, or ``seed=``/``noise=``
   keyword arguments): graphtrail's embedded heuristic policy,
   :class:`~graphtrail.agents.offline.OfflineChatModel`; no key, no network;
 - any other string: passed to :func:`langchain.chat_models.init_chat_model`,
@@ -28,17 +28,22 @@ class ModelResolutionError(ValueError):
     """The model spec names no usable chat model; the message says why and what to install or write."""
 
 
+_OFFLINE_OPTIONS: dict[str, Any] = {"seed": int, "noise": float, "cite": str}
+
+
 def parse_offline_spec(spec: str) -> dict[str, Any]:
-    """``"offline:seed=3,noise=0.2"`` -> ``{"seed": 3, "noise": 0.2}``."""
+    """``"offline:seed=3,noise=0.2,cite=endpoints"`` -> ``{"seed": 3, "noise": 0.2, "cite": "endpoints"}``."""
     _, _, params = spec.partition(":")
     out: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in params.split(","))):
         key, eq, value = part.partition("=")
         key = key.strip()
-        if not eq or key not in ("seed", "noise"):
-            raise ModelResolutionError(f"bad offline model option {part!r} in {spec!r}; expected seed=<int>, noise=<float>")
+        if not eq or key not in _OFFLINE_OPTIONS:
+            raise ModelResolutionError(
+                f"bad offline model option {part!r} in {spec!r}; expected seed=<int>, noise=<float>, cite=path|endpoints|answer"
+            )
         try:
-            out[key] = int(value) if key == "seed" else float(value)
+            out[key] = _OFFLINE_OPTIONS[key](value.strip())
         except ValueError:
             raise ModelResolutionError(f"bad value for {key} in {spec!r}: {value!r}") from None
     return out
@@ -63,10 +68,13 @@ def resolve_model(model: BaseChatModel | str | None = "offline", **kwargs: Any) 
         from .offline import OfflineChatModel
 
         params = {**parse_offline_spec(spec), **kwargs}
-        unknown = set(params) - {"seed", "noise"}
+        unknown = set(params) - set(_OFFLINE_OPTIONS)
         if unknown:
-            raise ModelResolutionError(f"the offline model takes seed and noise, not {', '.join(sorted(unknown))}")
-        return OfflineChatModel(**params)
+            raise ModelResolutionError(f"the offline model takes seed, noise and cite, not {', '.join(sorted(unknown))}")
+        try:
+            return OfflineChatModel(**params)
+        except ValueError as exc:  # pydantic validation: e.g. noise out of [0, 1], unknown cite style
+            raise ModelResolutionError(f"bad offline model options in {spec!r}: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}") from None
     from langchain.chat_models import init_chat_model
 
     try:

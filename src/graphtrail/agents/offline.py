@@ -25,9 +25,17 @@ ids) and degrades like a model when something is missing (for example under
 an ablation): one more search, then the answer ``"unknown"``; it never loops
 (repeated calls and a turn budget both force a submission).
 
+``cite`` says which entities of the path it cites: ``"path"`` (default: every
+entity it walked through, the most faithful), ``"endpoints"`` (the topic and
+the answer only, as many LLM agents do: bridge entities shape the answer but go
+uncited, which is exactly the hidden influence graphtrail's evaluators exist to
+find), or ``"answer"`` (the answer entity only).
+
 ``noise`` is temperature-like: at each choice point (which search hit, which
 relation label, which neighbour) it takes a lower-ranked candidate with that
-probability. The randomness is a hash of ``(seed, question, choice point)``,
+probability. The randomness is a hash of ``(seed, trial, question, choice point)``
+(the trial index comes from :mod:`graphtrail.agents.sampling`, which the
+evaluators set per repeated run),
 not a stateful RNG, so replays are reproducible, concurrent runs are
 independent, and LangChain's LLM cache may serve repeated calls. ``noise=0``
 is exactly deterministic.
@@ -40,7 +48,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -49,6 +57,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 from rapidfuzz import fuzz
+
+from .sampling import current_trial
 
 __all__ = ["OfflineChatModel", "UNKNOWN_ANSWER"]
 
@@ -289,6 +299,9 @@ class OfflineChatModel(BaseChatModel):
     seed: int | None = None
     noise: float = Field(default=0.0, ge=0.0, le=1.0)
     model_name: str = "graphtrail-offline"
+    cite: Literal["path", "endpoints", "answer"] = Field(
+        default="path", description="which entities on the path it cites: all, topic+answer, or the answer only"
+    )
     max_turns: int = Field(default=12, ge=2, description="after this many of its own turns it submits what it has")
     tool_names: tuple[str, ...] = ()
 
@@ -302,6 +315,7 @@ class OfflineChatModel(BaseChatModel):
             "model_name": self.model_name,
             "seed": self.seed,
             "noise": self.noise,
+            "cite": self.cite,
             "max_turns": self.max_turns,
             "tools": list(self.tool_names),
         }
@@ -343,6 +357,15 @@ class OfflineChatModel(BaseChatModel):
         return msg
 
 
+def _cited_part(path: list[str], style: str) -> list[str]:
+    """The part of the walked path (topic first, answer last) that a ``style`` cites."""
+    if style == "endpoints" and len(path) > 2:
+        return [path[0], path[-1]]
+    if style == "answer" and path:
+        return [path[-1]]
+    return path
+
+
 class _NeedCall(Exception):
     """Raised inside planning when the policy needs a tool result it does not have yet."""
 
@@ -365,10 +388,12 @@ class _Policy:
         # An evidence rule in the prompt ("before you cite an entity ... read it in detail").
         self.evidence = bool(re.search(r"\bbefore\b[^.\n]*\bcit(?:e|ing)\b[^.\n]*\bin detail\b", system, re.I))
         self.turn_index = turns  # distinguishes call ids across turns
+        self.trial = current_trial() if model.noise > 0 else 0
 
     # ------------------------------------------------------------ randomness
     def _u(self, key: str) -> float:
-        digest = hashlib.sha256(f"{self.model.seed}|{self.question}|{key}".encode()).digest()
+        # The trial index makes repeated samples differ, as a sampled LLM's would (see sampling.py).
+        digest = hashlib.sha256(f"{self.model.seed}|{self.trial}|{self.question}|{key}".encode()).digest()
         return int.from_bytes(digest[:8], "big") / 2**64
 
     def choose(self, key: str, candidates: Sequence[Any]) -> Any:
@@ -405,6 +430,7 @@ class _Policy:
         out_of_turns = self.turns >= self.model.max_turns - 1
         try:
             answer, citations = self.solve()
+            citations = _cited_part(citations, self.model.cite)
         except _NeedCall as need:
             if not out_of_turns:
                 return self._message(need.calls)
