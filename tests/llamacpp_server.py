@@ -25,21 +25,17 @@ import importlib.metadata
 import importlib.util
 import os
 import secrets
-import signal
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-HOST = "127.0.0.1"
+from tests.servers import HOST, Launch, free_port, log_tail, run_server
+
 #: The model loads in ~1 s on an idle box; leave room for a busy 2-core CI runner.
 STARTUP_TIMEOUT_S = float(os.environ.get("GRAPHTRAIL_LLAMACPP_STARTUP_TIMEOUT", "120"))
-SHUTDOWN_TIMEOUT_S = 15.0
 CHAT_FORMAT = "chatml-function-calling"
 MODEL_ALIAS = "smollm2-135m-instruct"
 #: Room for the agent's prompt (~700 tokens with the seven tool schemas) and two
@@ -60,10 +56,7 @@ class LlamaCppServer:
     log_path: Path
 
     def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "<no log>"
+        return log_tail(self.log_path, lines)
 
 
 class LlamaCppStartError(RuntimeError):
@@ -100,12 +93,6 @@ def missing_requirement() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
-
-
 def _ready(base_url: str, api_key: str) -> bool:
     import httpx
 
@@ -114,20 +101,6 @@ def _ready(base_url: str, api_key: str) -> bool:
     except httpx.HTTPError:
         return False
     return response.status_code == 200
-
-
-def _terminate(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server (it leads its own process group)."""
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=SHUTDOWN_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=SHUTDOWN_TIMEOUT_S)
 
 
 def _command(gguf: Path, port: int, api_key: str) -> list[str]:
@@ -156,42 +129,25 @@ def run_llamacpp(root: Path, timeout: float = STARTUP_TIMEOUT_S, attempts: int =
     if gguf is None:
         raise LlamaCppStartError(f"no SmolLM2 GGUF file ({INSTALL_HINT})")
     api_key = "sk-local-test-" + secrets.token_hex(16)
-    last_error = ""
-    for attempt in range(1, attempts + 1):
-        log_path = root / f"llamacpp-{attempt}.log"
-        port = _free_port()
-        server = LlamaCppServer(f"http://{HOST}:{port}/v1", api_key, MODEL_ALIAS, gguf, log_path)
-        # The parent's OPENAI_* settings are for clients; keep them out of the server.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        env["PYTHONUNBUFFERED"] = "1"  # the access log is read by tests as it grows
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                _command(gguf, port, api_key),
-                cwd=root,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        try:
-            deadline = time.monotonic() + timeout
-            while proc.poll() is None and time.monotonic() < deadline:
-                if _ready(server.base_url, api_key):
-                    break
-                time.sleep(0.25)
-            else:
-                if proc.poll() is None:
-                    raise LlamaCppStartError(
-                        f"llama-cpp server not ready after {timeout:.0f}s at {server.base_url}\n{server.log_tail()}"
-                    )
-                last_error = f"llama-cpp server exited with code {proc.returncode}\n{server.log_tail()}"
-                continue
-            yield server
-            return
-        finally:
-            _terminate(proc)
-    raise LlamaCppStartError(f"llama-cpp server failed to start after {attempts} attempts: {last_error}")
+    # The parent's OPENAI_* settings are for clients; keep them out of the server.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env["PYTHONUNBUFFERED"] = "1"  # the access log is read by tests as it grows
+
+    def launch(attempt: int) -> Launch[LlamaCppServer]:
+        port = free_port()
+        server = LlamaCppServer(f"http://{HOST}:{port}/v1", api_key, MODEL_ALIAS, gguf, root / f"llamacpp-{attempt}.log")
+        return Launch(
+            server=server,
+            url=server.base_url,
+            command=_command(gguf, port, api_key),
+            cwd=root,
+            env=env,
+            log_path=server.log_path,
+            ready=lambda: _ready(server.base_url, api_key),
+        )
+
+    with run_server(launch, name="llama-cpp server", timeout=timeout, attempts=attempts, error=LlamaCppStartError) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -19,21 +19,17 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-HOST = "127.0.0.1"
+from tests.servers import HOST, Launch, free_port, log_tail, run_server
+
 #: Start-up takes ~7 s on an idle 2-core box; leave room for a busy CI runner.
 STARTUP_TIMEOUT_S = float(os.environ.get("GRAPHTRAIL_PHOENIX_STARTUP_TIMEOUT", "120"))
-SHUTDOWN_TIMEOUT_S = 15.0
 
 #: Environment that keeps Phoenix local and quiet.
 _QUIET_ENV = {
@@ -65,10 +61,7 @@ class PhoenixServer:
         return f"http://{HOST}:{self.grpc_port}"
 
     def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "<no log>"
+        return log_tail(self.log_path, lines)
 
 
 class PhoenixStartError(RuntimeError):
@@ -83,18 +76,6 @@ def phoenix_available() -> bool:
     except importlib.metadata.PackageNotFoundError:
         return False
     return True
-
-
-def _free_port() -> int:
-    """A port free on every interface (the gRPC receiver binds ``[::]``)."""
-    family = socket.AF_INET6 if socket.has_ipv6 else socket.AF_INET
-    try:
-        sock = socket.socket(family, socket.SOCK_STREAM)
-    except OSError:  # IPv6 compiled in but disabled in the kernel
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    with sock:
-        sock.bind(("", 0))
-        return int(sock.getsockname()[1])
 
 
 def _child_env(working_dir: Path, http_port: int, grpc_port: int) -> dict[str, str]:
@@ -121,20 +102,6 @@ def _healthy(base_url: str) -> bool:
         return False
 
 
-def _terminate(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server and anything it spawned (it leads its own process group)."""
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=SHUTDOWN_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=SHUTDOWN_TIMEOUT_S)
-
-
 @contextlib.contextmanager
 def run_phoenix(root: Path, timeout: float = STARTUP_TIMEOUT_S, attempts: int = 3) -> Iterator[PhoenixServer]:
     """Start ``phoenix serve`` under ``root``, yield once ``/healthz`` answers, always stop it.
@@ -142,43 +109,27 @@ def run_phoenix(root: Path, timeout: float = STARTUP_TIMEOUT_S, attempts: int = 
     Free ports can be taken between choosing and binding them, so a server that
     exits during start-up is retried on new ports (``attempts`` times).
     """
-    last_error = ""
-    for attempt in range(1, attempts + 1):
+
+    def launch(attempt: int) -> Launch[PhoenixServer]:
         working_dir = root / f"phoenix-{attempt}"
         working_dir.mkdir(parents=True, exist_ok=True)
-        log_path = working_dir / "server.log"
-        http_port, grpc_port = _free_port(), _free_port()
+        # the gRPC receiver binds [::] whatever PHOENIX_HOST says: both ports free on every interface
+        http_port, grpc_port = free_port(all_interfaces=True), free_port(all_interfaces=True)
         while grpc_port == http_port:
-            grpc_port = _free_port()
-        server = PhoenixServer(f"http://{HOST}:{http_port}", grpc_port, working_dir, log_path)
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "phoenix.server.main", "serve"],
-                cwd=working_dir,
-                env=_child_env(working_dir, http_port, grpc_port),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        try:
-            deadline = time.monotonic() + timeout
-            while proc.poll() is None and time.monotonic() < deadline:
-                if _healthy(server.base_url):
-                    break
-                time.sleep(0.25)
-            else:
-                if proc.poll() is None:  # still running but never healthy
-                    raise PhoenixStartError(
-                        f"Phoenix not healthy after {timeout:.0f}s at {server.base_url}\n{server.log_tail()}"
-                    )
-                last_error = f"Phoenix exited with code {proc.returncode}\n{server.log_tail()}"
-                continue  # probably a port race: retry on fresh ports
-            yield server
-            return
-        finally:
-            _terminate(proc)
-    raise PhoenixStartError(f"Phoenix failed to start after {attempts} attempts: {last_error}")
+            grpc_port = free_port(all_interfaces=True)
+        server = PhoenixServer(f"http://{HOST}:{http_port}", grpc_port, working_dir, working_dir / "server.log")
+        return Launch(
+            server=server,
+            url=server.base_url,
+            command=[sys.executable, "-m", "phoenix.server.main", "serve"],
+            cwd=working_dir,
+            env=_child_env(working_dir, http_port, grpc_port),
+            log_path=server.log_path,
+            ready=lambda: _healthy(server.base_url),
+        )
+
+    with run_server(launch, name="Phoenix", timeout=timeout, attempts=attempts, error=PhoenixStartError) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -413,6 +413,14 @@ def test_traces_summary_and_conversions(demo_out: tuple[Path, subprocess.Complet
     n_spans = sum(len(ss["spans"]) for rs in merged["resourceSpans"] for ss in rs["scopeSpans"])
     assert n_spans == sum(len(t["spans"]) for t in data)
 
+    # the indented document `--output` writes reads back as the same runs
+    document = tmp_path / "otlp.json"
+    proc = run_cli("traces", str(out / "traces.jsonl"), "--format", "otlp-json", "--output", str(document))
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("traces", str(document))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{len(answers)} run(s)" in proc.stdout and first["question"] in proc.stdout
+
     # trajectories.jsonl is accepted too, and shows the same runs
     proc = run_cli("traces", str(out / "trajectories.jsonl"), "--limit", "1")
     assert proc.returncode == 0 and first["question"] in proc.stdout and f"{len(answers)} run(s)" in proc.stdout

@@ -63,6 +63,20 @@ def test_filtered_view_drops_hidden_members() -> None:
     assert "a1" in kg.community(cid).entity_ids
 
 
+def test_filtered_view_never_quotes_a_withheld_member() -> None:
+    """Generated titles and summaries quote member names; a filter touching a member neutralises both."""
+    kg = two_cliques()
+    kg.compute_communities(seed=0)
+    com = next(c for c in kg.communities.values() if "a0" in c.entity_ids)
+    assert "A0" in com.title and "A0" in com.summary  # what would leak
+    for f in (GraphFilter(hidden=frozenset({"a0"})), GraphFilter(masked=frozenset({"a0"})), GraphFilter(text_blocked=frozenset({"a0"}))):
+        seen = kg.filtered(f).community(com.id)
+        assert "A0" not in seen.title and "A0" not in seen.summary, f
+        assert ("a0" in seen.entity_ids) == (f.hidden == frozenset()), f  # only hidden members drop out
+    untouched = next(c for c in kg.communities.values() if "a0" not in c.entity_ids)
+    assert kg.filtered(GraphFilter(hidden=frozenset({"a0"}))).community(untouched.id) == untouched
+
+
 def test_louvain_is_deterministic_across_processes() -> None:
     """String ids hash differently per process; the seeded communities must not."""
     import os

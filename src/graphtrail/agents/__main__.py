@@ -76,26 +76,26 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]error:[/red] {exc}")
         return 2
 
-    trajectory = None
-    try:
-        import graphtrail
+    import graphtrail
 
-        traced = graphtrail.trace_agent(agent, name=f"graphtrail-{args.system}")
-        with graphtrail.capture() as cap:
-            result = traced.invoke({"messages": [("user", question)]})
-        trajectory = cap.trajectories[-1] if cap.trajectories else None
-    except ImportError:
-        result = agent.invoke({"messages": [("user", question)]})
+    traced = graphtrail.trace_agent(agent, name=f"graphtrail-{args.system}")
+    with graphtrail.capture() as cap:
+        result = traced.invoke({"messages": [("user", question)]})
+    trajectory = cap.trajectories[-1] if cap.trajectories else None
 
     answer, citations, status = answer_from_result(result)
-    names = {r.id: r.name for r in kg.entities()}
+
+    def name_of(eid: str) -> str:
+        record = kg.entity(eid)
+        return record.name if record is not None else "?"
+
     console.print(f"[bold]Question:[/bold] {question}")
     console.print(f"[bold]System:[/bold] {args.system}   [bold]model:[/bold] {args.model}   [bold]status:[/bold] {status}")
     verdict = ""
     if gold is not None and answer is not None:
         verdict = "  [green](correct)[/green]" if is_correct(answer, gold, kg) else f"  [red](gold: {', '.join(gold.answers)})[/red]"
     console.print(f"[bold]Answer:[/bold] {answer if answer is not None else '(no answer)'}{verdict}")
-    console.print("[bold]Citations:[/bold] " + (", ".join(f"{c} ({names.get(c, '?')})" for c in citations) or "none"))
+    console.print("[bold]Citations:[/bold] " + (", ".join(f"{c} ({name_of(c)})" for c in citations) or "none"))
 
     table = Table(title="Visited entities")
     for col in ("#", "id", "name", "first seen by", "cited"):
@@ -105,8 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         for step in trajectory.steps:
             for e in step.entities:
                 sources.setdefault(e.id, f"step {step.index} {step.tool}")
+        seen_names = trajectory.entity_names  # a computed property: read once, not per row
         for i, eid in enumerate(trajectory.visited, 1):
-            table.add_row(str(i), eid, trajectory.entity_names.get(eid, names.get(eid, "")), sources[eid], "yes" if eid in citations else "")
+            table.add_row(str(i), eid, seen_names.get(eid) or name_of(eid), sources[eid], "yes" if eid in citations else "")
         console.print(table)
         console.print(f"{len(trajectory.steps)} tool calls, {len(trajectory.model_calls)} model calls, trace {trajectory.trace_id}")
     return 0

@@ -227,15 +227,20 @@ class KnowledgeGraph:
         return [u for u in units if u is not None]
 
     def community(self, community_id: str) -> Community | None:
-        """The community with hidden members dropped (and masked ones kept by id)."""
+        """The community as the current view shows it.
+
+        When the filter touches a member, hidden members are dropped (masked
+        ones stay, by id) and the title and summary become neutral: both are
+        text that quotes member names, so either could leak a withheld entity.
+        """
         com = self.communities.get(community_id)
         if com is None:
             return None
         f = self.graph_filter
-        if f is None:
+        if f is None or not (f.hidden | f.masked | f.text_blocked) & set(com.entity_ids):
             return com
         members = tuple(e for e in com.entity_ids if e not in f.hidden)
-        return Community(com.id, com.title, members, com.summary if not (f.hidden or f.masked or f.text_blocked) & set(com.entity_ids) else "", com.level)
+        return Community(com.id, f"Community {com.id}", members, "", com.level)
 
     def communities_of(self, entity_id: str) -> list[Community]:
         return [c for c in (self.community(cid) for cid in self.communities) if c is not None and entity_id in c.entity_ids]

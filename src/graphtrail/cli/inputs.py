@@ -10,7 +10,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,14 +122,23 @@ def load_agent_factory(spec: str) -> Any:
     return target
 
 
+def _is_agent_object(target: Any) -> bool:
+    """``--agent`` named a built agent (e.g. a compiled graph), not a factory to call."""
+    return hasattr(target, "invoke") and not inspect.isfunction(target) and not inspect.isclass(target)
+
+
+def _parameters(target: Any) -> Mapping[str, inspect.Parameter]:
+    try:
+        return inspect.signature(target).parameters
+    except (TypeError, ValueError):  # builtins and some C callables have no signature
+        return {}
+
+
 def factory_wants_model(target: Any, model_given: bool) -> bool:
     """Whether to pass ``model=``: when ``--model`` was given and the factory takes it, or it requires it."""
-    if hasattr(target, "invoke") and not inspect.isfunction(target) and not inspect.isclass(target):
+    if _is_agent_object(target):
         return False
-    try:
-        params = inspect.signature(target).parameters
-    except (TypeError, ValueError):
-        return False
+    params = _parameters(target)
     param = params.get("model")
     if param is None:
         return model_given and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
@@ -138,12 +147,9 @@ def factory_wants_model(target: Any, model_given: bool) -> bool:
 
 def build_agent_from_factory(target: Any, *, model: Any, kg: Any, spec: str) -> Any:
     """Call a user factory with the keyword arguments it declares (``kg``, and ``model`` unless None)."""
-    if hasattr(target, "invoke") and not inspect.isfunction(target) and not inspect.isclass(target):
-        return target  # already an agent (e.g. a compiled graph)
-    try:
-        params = inspect.signature(target).parameters
-    except (TypeError, ValueError):
-        params = {}
+    if _is_agent_object(target):
+        return target
+    params = _parameters(target)
     accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     offered = (("model", model), ("kg", kg)) if model is not None else (("kg", kg),)
     kwargs = {k: v for k, v in offered if accepts_any or k in params}

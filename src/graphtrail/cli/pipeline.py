@@ -270,13 +270,11 @@ def evaluate(
     if force:
         trace_path.unlink(missing_ok=True)  # starting over: old replay traces would mix with the new
     setup_tracing(trace_path, otlp)
-    kwargs: dict[str, Any] = {}
-    if conditions is not None:
-        kwargs["conditions"] = conditions
     report = evaluators.evaluate(
         built.agent,
         inputs.questions,
         kg=inputs.kg,
+        conditions=conditions,
         trials=trials,
         seed=seed,
         concurrency=concurrency,
@@ -286,7 +284,6 @@ def evaluate(
         progress=True,
         agent_name=built.name,
         model_name=built.model_name,
-        **kwargs,
     )
     _flush_tracing()
     print_report_summary(report, console)
@@ -303,10 +300,7 @@ def evaluate(
 
 
 def print_report_summary(report: Any, console: Any) -> None:
-    rows = []
-    for row in _condition_rows(report):
-        rows.append(row)
-    console.print(conditions_table(rows))
+    console.print(conditions_table(_condition_rows(report)))
 
 
 def _condition_rows(report: Any) -> list[dict[str, Any]]:
@@ -361,22 +355,11 @@ def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> No
             raise InputError(f"{results} holds no results.json", "pass the results.json that `graphtrail eval` or `demo` wrote")
         results = candidate
     report = load_report(results)
-    target = out or results.parent
-    target.mkdir(parents=True, exist_ok=True)
-    from graphtrail.evaluators.plots import render_plots
-    from graphtrail.evaluators.render import render_html, render_markdown
-
-    plots = render_plots(report)
-    files: dict[str, Any] = {}
-    plot_files: dict[str, str] = {}
-    for name, png in plots.items():
-        (target / f"{name}.png").write_bytes(png)
-        plot_files[name] = f"{name}.png"
-    (target / "report.md").write_text(render_markdown(report, plot_files), encoding="utf-8")
-    files["report (markdown)"] = target / "report.md"
+    # The evaluators render the same files `eval` wrote; results.json is the source here, left as it is.
+    written = report.write(out or results.parent, results=False, html=html)
+    files = {"report (markdown)": written["markdown"]}
     if html:
-        (target / "report.html").write_text(render_html(report, plots), encoding="utf-8")
-        files["report (HTML)"] = target / "report.html"
+        files["report (HTML)"] = written["html"]
     print_report_summary(report, console)
     print_files(console, files)
 
@@ -416,7 +399,9 @@ def _trajectories_from(records: list[dict[str, Any]], file: Path) -> list[Any]:
     if any(is_otlp(r) for r in records):
         from graphtrail.tracer import trajectories_from_otlp_json
 
-        return list(trajectories_from_otlp_json(os.fspath(file)))
+        # The records are parsed already, from lines or from one (indented) document;
+        # hand them over one per line rather than reading the file again as lines.
+        return list(trajectories_from_otlp_json(json.dumps(r) for r in records if is_otlp(r)))
     raise InputError(
         f"{file} is neither OTLP/JSON spans nor trajectories",
         "pass traces.jsonl (OTLP/JSON lines) or trajectories.jsonl written by `graphtrail run`",

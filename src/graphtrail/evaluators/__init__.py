@@ -61,12 +61,6 @@ _EXPORTS: dict[str, str] = {
     "ReportError": "report",
     "build_report": "report",
     "load_report": "report",
-    # scoring (judges, report)
-    "build_report": "report",
-    "Report": "report",
-    "ReportError": "report",
-    "LLMJudge": "judges",
-    "apply_judges": "judges",
     # the one-call API
     "evaluate": "api",
     "aevaluate": "api",

@@ -25,6 +25,7 @@ import networkx as nx
 from ..agents.kg import KnowledgeGraph
 from ..agents.views import GraphFilter
 from ..tracer.trajectory import Trajectory
+from .judges import question_field
 from .records import CONDITIONS
 
 __all__ = [
@@ -82,22 +83,14 @@ def _non_cited(baseline: Trajectory, kg: KnowledgeGraph | None) -> list[str]:
 
 
 def _topic_ids(baseline: Trajectory, question: Any) -> list[str]:
-    topics = _get(question, "topic_ids") or []
+    topics = question_field(question, "topic_ids") or []
     if not topics and baseline.visited:
         topics = baseline.visited[:1]
     return [str(t) for t in topics]
 
 
-def _get(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
 def _question_id(question: Any, baseline: Trajectory) -> str:
-    qid = _get(question, "id")
+    qid = question_field(question, "id")
     if qid is not None:
         return str(qid)
     return str(baseline.question or baseline.run_id)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import inspect
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any
 from ..agents.kg import KnowledgeGraph
 from .ablations import DEFAULT_SUBSETS, condition_filters
 from .cache import REUSE_FILE, RunCache
+from .judges import question_field
 from .records import CONDITIONS, DEFAULT_CONDITIONS, RunKey, RunRecord
 from .replay import AgentRunner, ReplayJob, replay
 from .reuse import PrefixReuseCache, ReuseStore, installed
@@ -70,10 +72,6 @@ class Evaluation:
 # ---------------------------------------------------------------- inputs
 
 
-def _field(q: Any, name: str) -> Any:
-    return q.get(name) if isinstance(q, Mapping) else getattr(q, name, None)
-
-
 def normalize_questions(questions: Any) -> list[Any]:
     """``load_questions`` objects, dicts or strings, as objects/dicts with ``id`` and ``question``.
 
@@ -87,16 +85,16 @@ def normalize_questions(questions: Any) -> list[Any]:
     for i, q in enumerate(questions):
         if isinstance(q, str):
             q = {"question": q, "answers": []}
-        text = _field(q, "question")
+        text = question_field(q, "question")
         if not isinstance(text, str) or not text.strip():
             raise EvaluationError(f"question #{i} has no 'question' text: {q!r}")
-        if _field(q, "id") is None:
+        if question_field(q, "id") is None:
             if not isinstance(q, Mapping):
                 raise EvaluationError(f"question #{i} has no 'id'")
             q = {**q, "id": "q-" + hashlib.sha1(text.encode()).hexdigest()[:10]}
         elif isinstance(q, Mapping):
             q = {**q, "id": str(q["id"])}
-        qid = str(_field(q, "id"))
+        qid = str(question_field(q, "id"))
         if qid in seen:
             raise EvaluationError(f"duplicate question id {qid!r}; ids key the cache and must be unique")
         seen.add(qid)
@@ -205,7 +203,7 @@ def _scorer(questions: list[Any], kg: Any, judges: Sequence[Any], correctness: s
     """Fill ``correct``/``f1``/``changed`` (and extra judges) as each run finishes, so the cache holds them."""
     from . import judges as judges_module
 
-    by_id = {str(_field(q, "id")): q for q in questions}
+    by_id = {str(question_field(q, "id")): q for q in questions}
 
     def score_sync(record: RunRecord) -> RunRecord:
         qid = record.key.question_id
@@ -290,7 +288,7 @@ async def aevaluate_records(
     with installed(reuse_cache), _Progress(progress) as bar:
         # 1. baselines: trial 0 of each question defines its conditions
         base_jobs = [
-            ReplayJob(key=key(str(_field(q, "id")), "baseline", trial=t), question=_field(q, "question"), question_obj=q)
+            ReplayJob(key=key(str(question_field(q, "id")), "baseline", trial=t), question=question_field(q, "question"), question_obj=q)
             for t in range(repeats)
             for q in qs
         ]
@@ -307,7 +305,7 @@ async def aevaluate_records(
         jobs: list[ReplayJob] = []
         by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
         for q in qs:
-            qid = str(_field(q, "id"))
+            qid = str(question_field(q, "id"))
             base = by_q.get(qid)
             if base is None or base.trajectory is None:
                 skipped[qid] = "baseline run has no trajectory (was the agent traced?)"
@@ -322,7 +320,7 @@ async def aevaluate_records(
                         jobs.append(
                             ReplayJob(
                                 key=key(qid, condition, variant, t),
-                                question=_field(q, "question"),
+                                question=question_field(q, "question"),
                                 graph_filter=graph_filter,
                                 question_obj=q,
                                 baseline=base.trajectory,
@@ -334,14 +332,45 @@ async def aevaluate_records(
     return Evaluation.of(base_records + cond_records, qs, skipped)
 
 
-async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **kwargs: Any) -> Any:
-    """Async :func:`evaluate`."""
-    report_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _REPORT_KWARGS}
-    evaluation = await aevaluate_records(agent, questions, kg, **kwargs)
-    return _report(evaluation, kg, kwargs, report_kwargs)
-
-
+#: Keyword arguments of :func:`evaluate` that go to the report builder rather than the replays.
 _REPORT_KWARGS = {"n_boot", "alpha", "power", "margin", "surrogate_threshold", "min_lds", "paper_reference", "traversal_question"}
+
+
+def _split_options(caller: str, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``options`` as the replays' keyword arguments (defaults filled in) and the report builder's.
+
+    :func:`aevaluate_records` is the one place the run options and their defaults are declared.
+    """
+    run_defaults = {
+        name: p.default
+        for name, p in inspect.signature(aevaluate_records).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    unknown = sorted(set(options) - set(run_defaults) - _REPORT_KWARGS)
+    if unknown:
+        raise TypeError(f"{caller}() got unexpected keyword argument(s) {unknown}")
+    run_kwargs = {**run_defaults, **{k: v for k, v in options.items() if k in run_defaults}}
+    return run_kwargs, {k: v for k, v in options.items() if k in _REPORT_KWARGS}
+
+
+def _with_run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Show ``fn(agent, questions, kg=None, **options)`` with every option :func:`aevaluate_records` takes.
+
+    ``help()`` and ``inspect.signature`` read ``__signature__``; the report
+    builder's keyword arguments stay behind ``**report_kwargs``.
+    """
+    params = list(inspect.signature(aevaluate_records).parameters.values())
+    params.append(inspect.Parameter("report_kwargs", inspect.Parameter.VAR_KEYWORD, annotation="Any"))
+    fn.__signature__ = inspect.Signature(params, return_annotation="Report")  # type: ignore[attr-defined]
+    return fn
+
+
+@_with_run_options
+async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **options: Any) -> Any:
+    """Async :func:`evaluate`."""
+    run_kwargs, report_kwargs = _split_options("aevaluate", options)
+    evaluation = await aevaluate_records(agent, questions, kg, **run_kwargs)
+    return _report(evaluation, kg, run_kwargs, report_kwargs)
 
 
 def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_kwargs: dict[str, Any]) -> Any:
@@ -350,9 +379,9 @@ def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_
     meta = {
         "agent": evaluation.records[0].key.agent if evaluation.records else None,
         "model": evaluation.records[0].key.model if evaluation.records else None,
-        "trials": run_kwargs.get("trials", 1),
-        "seed": run_kwargs.get("seed", 0),
-        "reuse": run_kwargs.get("reuse", True),
+        "trials": run_kwargs["trials"],
+        "seed": run_kwargs["seed"],
+        "reuse": run_kwargs["reuse"],
         "cost": {
             "model_calls": evaluation.model_calls,
             "reused_calls": evaluation.reused_calls,
@@ -361,35 +390,14 @@ def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_
         },
         "skipped_questions": evaluation.skipped,
     }
-    report = build_report(evaluation.records, evaluation.questions, kg, meta=meta, seed=run_kwargs.get("seed", 0), **report_kwargs)
-    out_dir = run_kwargs.get("out_dir")
-    if out_dir is not None:
-        report.write(out_dir)
+    report = build_report(evaluation.records, evaluation.questions, kg, meta=meta, seed=run_kwargs["seed"], **report_kwargs)
+    if run_kwargs["out_dir"] is not None:
+        report.write(run_kwargs["out_dir"])
     return report
 
 
-def evaluate(
-    agent: Any,
-    questions: Any,
-    kg: KnowledgeGraph | None = None,
-    *,
-    conditions: Sequence[str] | None = None,
-    trials: int = 1,
-    seed: int = 0,
-    concurrency: int = 4,
-    out_dir: str | Path | None = None,
-    resume: bool = False,
-    reuse: bool = True,
-    baseline_repeats: int | None = None,
-    judge: Any = None,
-    correctness: str | None = None,
-    progress: bool = True,
-    agent_name: str | None = None,
-    model_name: str | None = None,
-    input_builder: Callable[[str], Any] | None = None,
-    n_subsets: int = DEFAULT_SUBSETS,
-    **report_kwargs: Any,
-) -> Any:
+@_with_run_options
+def evaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **options: Any) -> Any:
     """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
 
     - ``agent``: a Runnable / compiled LangGraph graph (invoked with
@@ -399,29 +407,29 @@ def evaluate(
       graph tools it calls are recorded).
     - ``questions``: what ``load_questions`` returns, dicts, or strings.
     - ``kg``: the graph, for ``random_removal`` and for whole-graph isolation.
+
+    Options (keyword only; their defaults are those of :func:`aevaluate_records`):
+
     - ``conditions``: default :data:`DEFAULT_CONDITIONS`; ``"random_subsets"`` is opt-in.
     - ``trials``: runs per condition; ``baseline_repeats``: baseline runs per
       question (default ``max(trials, 3)``), the noise floor.
+    - ``seed``, ``concurrency``, ``progress`` (a rich bar on a terminal).
     - ``out_dir``: where ``runs.jsonl`` (every run, as it finishes), the reuse
       store and the report go; ``resume=True`` continues an interrupted run.
     - ``reuse``: prefix reuse of model responses (docs/ablations.md).
     - ``judge``: a judge or list of judges (:mod:`.judges`); ``correctness`` names
       the one that decides ``correct``.
     - ``agent_name`` / ``model_name``: the cache key's names (default: discovered).
-    - extra keyword arguments go to :func:`graphtrail.evaluators.report.build_report`.
+    - ``input_builder``, ``n_subsets``: the agent's input for a question; subsets per question.
+    - ``n_boot``, ``alpha``, ``power``, ``margin``, ``surrogate_threshold``, ``min_lds``,
+      ``paper_reference``, ``traversal_question`` go to
+      :func:`graphtrail.evaluators.report.build_report`.
 
     Works from synchronous code; inside a running event loop (a notebook) it
     runs on a helper thread. Use :func:`aevaluate` from async code.
     """
-    kwargs = dict(
-        conditions=conditions, trials=trials, seed=seed, concurrency=concurrency, out_dir=out_dir, resume=resume,
-        reuse=reuse, baseline_repeats=baseline_repeats, judge=judge, correctness=correctness, progress=progress,
-        agent_name=agent_name, model_name=model_name, input_builder=input_builder, n_subsets=n_subsets,
-    )
-    unknown = set(report_kwargs) - _REPORT_KWARGS
-    if unknown:
-        raise TypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
-    return _run_sync(aevaluate(agent, questions, kg, **kwargs, **report_kwargs))
+    _split_options("evaluate", options)  # a misspelt option fails here, before a thread or loop starts
+    return _run_sync(aevaluate(agent, questions, kg, **options))
 
 
 def _run_sync(coro: Any) -> Any:

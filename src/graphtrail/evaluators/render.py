@@ -56,13 +56,24 @@ def _delta(r: "ConditionRow") -> str:
     return f"{100 * r.delta:+.0f} pts{ci}"
 
 
+#: Said under the condition table whenever it shows the paper's column.
+PAPER_NOTE = (
+    "The paper's column is a reference only: arXiv:2605.15109, Agentic GraphRAG on 25 "
+    "2WikiMultiHopQA questions, one run per condition; different data, model and agent."
+)
+
+
+def _has_paper_column(report: "Report") -> bool:
+    return report.paper_reference and any(r.paper_accuracy is not None for r in report.conditions)
+
+
 def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the paper-style Table 2, as display strings."""
     max_k = max((int(k) for r in report.conditions for k in r.pass_k), default=1)
     header = ["Condition", "Accuracy [95% CI]", "n", "Δ vs baseline [95% CI]", "McNemar p", "Output changed"]
     if max_k > 1:
         header.append(f"pass^{max_k}")
-    paper = report.paper_reference and any(r.paper_accuracy is not None for r in report.conditions)
+    paper = _has_paper_column(report)
     if paper:
         header.append("Paper's accuracy (different data)")
     rows = []
@@ -147,10 +158,8 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     out += ["## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
     out.append("")
-    if report.paper_reference:
-        out.append("The paper's column is a reference only: arXiv:2605.15109, Agentic GraphRAG on 25 "
-                   "2WikiMultiHopQA questions, one run per condition; different data, model and agent.")
-        out.append("")
+    if _has_paper_column(report):
+        out += [PAPER_NOTE, ""]
     out += ["## Statistics", "", f"**Power.** {st.power_statement}", ""]
     nf = (f"noise floor (answer disagreement between repeated baseline trials): {_pct(st.noise_floor_answer)}; "
           f"correctness disagreement: {_pct(st.noise_floor_correct)}; baseline trials: {st.baseline_trials}")
@@ -214,11 +223,13 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     plots = plots or {}
     st = report.stats
     header, rows = condition_table(report)
-    paper_col = len(header) - 1 if header[-1].startswith("Paper") else None
+    paper_col = len(header) - 1 if _has_paper_column(report) else None
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        # An empty icon: served over HTTP, browsers would otherwise ask for /favicon.ico and log a 404.
+        '<link rel="icon" href="data:,">',
         f"<title>graphtrail report</title><style>{CSS}</style></head><body>",
         "<h1>graphtrail evaluation report</h1>",
         f'<p class="note" id="meta">{_e(_meta_line(report))} · schema {_e(report.schema_version)}</p>',
@@ -226,8 +237,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         _html_table("conditions", header, rows, [r.condition for r in report.conditions], paper_col),
     ]
     if paper_col is not None:
-        parts.append('<p class="paper">The paper\'s column is a reference only: arXiv:2605.15109, Agentic GraphRAG on 25 '
-                     "2WikiMultiHopQA questions, one run per condition; different data, model and agent.</p>")
+        parts.append(f'<p class="paper">{_e(PAPER_NOTE)}</p>')
     if "accuracy" in plots:
         parts.append(f'<figure id="accuracy-plot">{_img("accuracy", plots["accuracy"], "Accuracy per condition with 95% intervals")}'
                      "<figcaption>Accuracy per condition; bars are 95% cluster-bootstrap intervals.</figcaption></figure>")

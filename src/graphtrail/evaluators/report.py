@@ -26,6 +26,7 @@ from .metrics import (
     entity_influence,
     fit_surrogate,
     group_runs,
+    output_changed_rate,
     source_support,
     structural_faithfulness,
     trajectory_fidelity,
@@ -84,7 +85,6 @@ PAPER_TABLE2: dict[str, float] = {
     "uncited_removal": 0.68,
     "uncited_mask": 0.72,
 }
-PAPER_LABEL = "Paper (arXiv:2605.15109, Agentic GraphRAG, 2WikiMultiHopQA, n=25; different data)"
 
 
 class ReportError(ValueError):
@@ -236,10 +236,12 @@ class Report(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
-    def write(self, out_dir: str | Path) -> dict[str, Path]:
+    def write(self, out_dir: str | Path, *, results: bool = True, html: bool = True) -> dict[str, Path]:
         """Write results.json, report.md, report.html and the PNG plots into ``out_dir``.
 
-        Returns ``{"results": ..., "markdown": ..., "html": ..., "<plot>": ...}``.
+        Returns ``{"results": ..., "markdown": ..., "html": ..., "<plot>": ...}``
+        for the files written. ``results=False`` leaves results.json alone (re-rendering
+        from a saved one must not rewrite it); ``html=False`` skips report.html.
         Existing report files in ``out_dir`` are replaced; nothing else is touched.
         """
         from .plots import render_plots
@@ -248,9 +250,10 @@ class Report(BaseModel):
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths: dict[str, Path] = {}
-        results = out / "results.json"
-        results.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
-        paths["results"] = results
+        if results:
+            results_path = out / "results.json"
+            results_path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+            paths["results"] = results_path
         plots = render_plots(self)
         plot_files: dict[str, str] = {}
         for name, png in plots.items():
@@ -261,9 +264,10 @@ class Report(BaseModel):
         md = out / "report.md"
         md.write_text(render_markdown(self, plot_files), encoding="utf-8")
         paths["markdown"] = md
-        html_path = out / "report.html"
-        html_path.write_text(render_html(self, plots), encoding="utf-8")
-        paths["html"] = html_path
+        if html:
+            html_path = out / "report.html"
+            html_path.write_text(render_html(self, plots), encoding="utf-8")
+            paths["html"] = html_path
         return paths
 
 
@@ -377,11 +381,7 @@ def build_report(
             wall_time_s=round(sum(r.wall_time_s for r in flat), 3),
             paper_accuracy=PAPER_TABLE2.get(cond) if paper_reference else None,
         )
-        changed_runs = [r for r in flat if not (cond == "baseline" and r.key.trial == 0)]
-        per_q_changed: dict[str, list[Any]] = {}
-        for r in changed_runs:
-            per_q_changed.setdefault(r.key.question_id, []).append(r.changed)
-        row.changed_rate = _mean(_mean(v)[0] for v in per_q_changed.values())[0]
+        row.changed_rate = output_changed_rate(flat, cond)
         for k in range(1, trials + 1):
             row.pass_k[str(k)] = pass_k(per_q, k)
         if cond != "baseline":
@@ -557,10 +557,12 @@ def _pick_traversal(
     answers = set(answer_entities(traj.answer, traj, question, kg))
     influential = {e.entity_id: e.influential for e in report.entities if e.question_id == qrow.question_id}
     names = traj.entity_names
+    visited = traj.visited  # a computed property: read once, not per node
+    cited, seen = set(traj.citations), set(visited)
     nodes = [
-        TraversalNode(id=e, name=names.get(e), cited=e in set(traj.citations), visited=e in set(traj.visited),
+        TraversalNode(id=e, name=names.get(e), cited=e in cited, visited=e in seen,
                       influential=influential.get(e), topic=e in topics, answer=e in answers)
-        for e in dict.fromkeys([*traj.visited, *traj.citations])
+        for e in dict.fromkeys([*visited, *traj.citations])
     ]
     return Traversal(
         question_id=qrow.question_id,

@@ -95,14 +95,18 @@ def cluster_bootstrap(
     Questions are resampled with replacement (one vectorised draw of
     ``n_boot x n`` indices); each question contributes its mean over trials.
     """
-    means = question_means(per_question)
-    n = len(means)
+    return _bootstrap_mean(question_means(per_question), n_boot=n_boot, seed=seed, confidence=confidence)
+
+
+def _bootstrap_mean(values: np.ndarray, *, n_boot: int, seed: int, confidence: float) -> Interval:
+    """The mean of per-question ``values`` with its percentile-bootstrap interval (questions resampled)."""
+    n = len(values)
     if n == 0:
         return Interval(None, None, None, 0)
-    estimate = float(means.mean())
+    estimate = float(values.mean())
     if n == 1:
         return Interval(estimate, None, None, 1)
-    boots = means[_bootstrap_indices(n, n_boot, seed)].mean(axis=1)
+    boots = values[_bootstrap_indices(n, n_boot, seed)].mean(axis=1)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(boots, [tail, 1.0 - tail])
     return Interval(estimate, float(low), float(high), n)
@@ -125,17 +129,7 @@ def paired_bootstrap_difference(
     r = np.asarray(reference, dtype=float)
     if a.shape != r.shape:
         raise ValueError("paired_bootstrap_difference needs equally long, paired inputs")
-    n = len(a)
-    if n == 0:
-        return Interval(None, None, None, 0)
-    diff = a - r
-    estimate = float(diff.mean())
-    if n == 1:
-        return Interval(estimate, None, None, 1)
-    boots = diff[_bootstrap_indices(n, n_boot, seed)].mean(axis=1)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(boots, [tail, 1.0 - tail])
-    return Interval(estimate, float(low), float(high), n)
+    return _bootstrap_mean(a - r, n_boot=n_boot, seed=seed, confidence=confidence)
 
 
 def majority(outcomes: Sequence[bool | None]) -> bool | None:
