@@ -396,8 +396,28 @@ def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_
     return report
 
 
-@_with_run_options
-def evaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **options: Any) -> Any:
+def evaluate(
+    agent: Any,
+    questions: Any,
+    kg: KnowledgeGraph | None = None,
+    *,
+    conditions: Sequence[str] | None = None,
+    trials: int = 1,
+    seed: int = 0,
+    concurrency: int = 4,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    reuse: bool = True,
+    baseline_repeats: int | None = None,
+    judge: Any = None,
+    correctness: str | None = None,
+    progress: bool = True,
+    agent_name: str | None = None,
+    model_name: str | None = None,
+    input_builder: Callable[[str], Any] | None = None,
+    n_subsets: int = DEFAULT_SUBSETS,
+    **report_kwargs: Any,
+) -> Any:
     """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
 
     - ``agent``: a Runnable / compiled LangGraph graph (invoked with
@@ -408,7 +428,7 @@ def evaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **opt
     - ``questions``: what ``load_questions`` returns, dicts, or strings.
     - ``kg``: the graph, for ``random_removal`` and for whole-graph isolation.
 
-    Options (keyword only; their defaults are those of :func:`aevaluate_records`):
+    Options (keyword only):
 
     - ``conditions``: default :data:`DEFAULT_CONDITIONS`; ``"random_subsets"`` is opt-in.
     - ``trials``: runs per condition; ``baseline_repeats``: baseline runs per
@@ -428,8 +448,11 @@ def evaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **opt
     Works from synchronous code; inside a running event loop (a notebook) it
     runs on a helper thread. Use :func:`aevaluate` from async code.
     """
-    _split_options("evaluate", options)  # a misspelt option fails here, before a thread or loop starts
-    return _run_sync(aevaluate(agent, questions, kg, **options))
+    # Spelt out (not ``**options``) so that editors and type checkers show every option;
+    # :func:`aevaluate_records` stays the one place their defaults are *used*.
+    options = {k: v for k, v in locals().items() if k not in ("agent", "questions", "kg", "report_kwargs")}
+    _split_options("evaluate", {**options, **report_kwargs})  # a misspelt option fails here, before a thread starts
+    return _run_sync(aevaluate(agent, questions, kg, **options, **report_kwargs))
 
 
 def _run_sync(coro: Any) -> Any:
