@@ -31,11 +31,16 @@ __all__ = [
     "eval_files",
     "DEMO_KG",
     "DEMO_QUESTIONS",
+    "DEMO_MODEL",
 ]
 
 #: What ``graphtrail demo`` runs on: the bundled KG and its fixed demo subset.
 DEMO_KG = "countries"
 DEMO_QUESTIONS = "countries-demo"
+#: The demo's model: the offline policy, citing only the topic and the answer entity
+#: (as many LLM agents do, leaving the bridge entities uncited), with a little seeded
+#: sampling noise so that repeated baselines give a real noise floor.
+DEMO_MODEL = "offline:cite=endpoints,noise=0.2,seed=1"
 
 #: Where ``run`` writes its traces, and where ``eval`` writes the replays' traces.
 RUN_TRACES = "traces.jsonl"
@@ -301,6 +306,17 @@ def evaluate(
 
 def print_report_summary(report: Any, console: Any) -> None:
     console.print(conditions_table(_condition_rows(report)))
+    s = report.scores
+
+    def pct(value: Any) -> str:
+        return "n/a" if value is None else f"{value:.0%}"
+
+    faithfulness = (s.faithfulness or {}).get("score")
+    console.print(
+        f"source support {pct(s.source_support)} · coverage {pct(s.coverage)} · "
+        f"trajectory fidelity {pct(s.fidelity)} · structural faithfulness {pct(faithfulness)} · "
+        f"[bold]{s.hidden_influence}[/] visited-but-uncited entities were influential (hidden influence)"
+    )
 
 
 def _condition_rows(report: Any) -> list[dict[str, Any]]:
@@ -321,8 +337,10 @@ def _condition_rows(report: Any) -> list[dict[str, Any]]:
 def demo(*, out: Path, otlp: str | None, force: bool, console: Any) -> None:
     """Bundled KG + offline model: traced agentic runs, then the full ablation suite and reports."""
     inputs = load_inputs(kg=DEMO_KG, questions=DEMO_QUESTIONS)
-    console.print(f"[bold]graphtrail demo[/]: {len(inputs.questions)} questions on the bundled '{DEMO_KG}' graph, offline model")
-    built = build_agent(AgentSpec(agent=None, variant="agentic", model="offline"), kg=inputs.kg)
+    console.print(
+        f"[bold]graphtrail demo[/]: {len(inputs.questions)} questions on the bundled '{DEMO_KG}' graph, model {DEMO_MODEL}"
+    )
+    built = build_agent(AgentSpec(agent=None, variant="agentic", model=DEMO_MODEL), kg=inputs.kg)
     run_questions(built, inputs, out=out, otlp=otlp, console=console)
     console.print("[bold]replaying under graph ablations[/] …")
     evaluate(

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.panel import Panel
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -110,13 +111,15 @@ def kg_info_tables(info: Mapping[str, Any], samples: Sequence[Any] = ()) -> Grou
 
 
 def answers_table(rows: Iterable[Mapping[str, Any]]) -> Table:
-    table = Table(title="answers", title_justify="left")
-    table.add_column("id")
-    table.add_column("question", overflow="ellipsis", max_width=48, no_wrap=True)
-    table.add_column("answer", overflow="fold")
-    table.add_column("correct", justify="center")
-    table.add_column("steps", justify="right")
-    table.add_column("citations", overflow="fold")
+    # Fits 80 columns (CI logs, small terminals): long cells end in an ellipsis, never fold
+    # letter by letter. The full text and the cited ids are in answers.jsonl.
+    table = Table(title="answers", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("id", no_wrap=True, overflow="ellipsis", max_width=14)
+    table.add_column("question", no_wrap=True, overflow="ellipsis", max_width=30)
+    table.add_column("answer", no_wrap=True, overflow="ellipsis", max_width=14)
+    table.add_column("ok", justify="center", no_wrap=True, min_width=2)
+    table.add_column("steps", justify="right", no_wrap=True, min_width=5)
+    table.add_column("cites", justify="right", no_wrap=True, min_width=5)
     for row in rows:
         correct = row.get("correct")
         mark = {True: Text("✓", style="green"), False: Text("✗", style="red")}.get(correct, Text("?", style="dim"))
@@ -126,7 +129,7 @@ def answers_table(rows: Iterable[Mapping[str, Any]]) -> Table:
             row.get("answer") if row.get("answer") is not None else Text("(no answer)", style="yellow"),
             mark,
             str(row.get("steps", "")),
-            ", ".join(row.get("citations") or []),
+            str(len(row.get("citations") or [])),
         )
     return table
 
