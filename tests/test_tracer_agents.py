@@ -34,9 +34,10 @@ from tests.test_tracer_kit import (
 )
 
 
+@pytest.mark.parametrize("node_spans", [False, True], ids=["default", "node_spans"])
 @pytest.mark.parametrize("style", list(BUILDERS))
-def test_each_agent_style_gives_one_trace_with_graph_attributes(memory, style):
-    agent = graphtrail.trace_agent(BUILDERS[style](), name="kg")
+def test_each_agent_style_gives_one_trace_with_graph_attributes(memory, style, node_spans):
+    agent = graphtrail.trace_agent(BUILDERS[style](), name="kg", **({"node_spans": True} if node_spans else {}))
     with graphtrail.capture() as cap:
         result = agent.invoke(ask(7), {"configurable": {"thread_id": "conv-7"}})
     assert result["messages"][-1].content == "Answer 7"
@@ -76,10 +77,18 @@ def test_each_agent_style_gives_one_trace_with_graph_attributes(memory, style):
     # every span hangs off the root through spans of this trace (no orphans)
     ids = {span_id(s) for s in spans}
     assert all(parent_id(s) in ids for s in spans if s is not root)
-    # LangGraph nodes are CHAIN spans directly under the root; model and tool spans under them
-    node_spans = [s for s in spans if s.attributes.get("openinference.span.kind") == "CHAIN"]
-    assert node_spans and all(parent_id(s) == span_id(root) for s in node_spans)
-    assert all(parent_id(s) in {span_id(x) for x in node_spans} for s in spans if s.name.startswith(("chat", "execute_tool")))
+    work = [s for s in spans if s.name.startswith(("chat", "execute_tool"))]
+    assert all(isinstance(s.attributes["langgraph.step"], int) and s.attributes["langgraph.node"] for s in work)
+    chains = [s for s in spans if s.attributes.get("openinference.span.kind") == "CHAIN"]
+    if node_spans:
+        # LangGraph nodes are CHAIN spans directly under the root; model and tool spans under them
+        assert chains and all(parent_id(s) == span_id(root) for s in chains)
+        assert {s.attributes["langgraph.node"] for s in chains} == {s.attributes["langgraph.node"] for s in work}
+        assert all(parent_id(s) in {span_id(x) for x in chains} for s in work)
+    else:
+        # default: no node spans, model and tool spans hang directly under the root
+        assert chains == [] and len(spans) == 1 + len(work)
+        assert all(parent_id(s) == span_id(root) for s in work)
 
     (traj,) = cap.trajectories
     assert traj.answer == "Answer 7" and traj.citations == ["N7-c"] and traj.status == "ok"
@@ -104,7 +113,7 @@ def test_parallel_tool_calls_in_one_step(memory):
             return AIMessage("", tool_calls=[tool_call("submit_answer", {"answer": "x", "citations": ["N2-c"]}, unique_id())])
         return AIMessage("x")
 
-    agent = graphtrail.trace_agent(build_create_agent(ScriptedChatModel(policy=policy)), name="par")
+    agent = graphtrail.trace_agent(build_create_agent(ScriptedChatModel(policy=policy)), name="par", node_spans=True)
     with graphtrail.capture() as cap:
         agent.invoke(ask(1))
     (traj,) = cap.trajectories
@@ -385,3 +394,25 @@ def test_a_bug_in_the_handler_never_reaches_the_agent(memory, caplog, monkeypatc
     assert len(ours) == 1 and "on_llm_end" in ours[0].getMessage()
     chats = [s for s in memory.get_finished_spans() if s.name.startswith("chat")]
     assert len(chats) == 8  # the spans still end
+
+
+def test_node_spans_follow_configure_and_trace_agent_overrides_it():
+    def chains(agent):
+        exporter = graphtrail.tracer.get_memory_exporter()
+        exporter.clear()
+        with graphtrail.capture() as cap:
+            agent.invoke(ask(3))
+        spans = exporter.get_finished_spans()
+        (traj,) = cap.trajectories
+        assert [s.index for s in traj.steps] == [1, 2, 3]  # the trajectory is the same either way
+        assert trajectories_from_spans(spans) == [traj]
+        return sorted({s.name for s in spans if s.attributes.get("openinference.span.kind") == "CHAIN"})
+
+    try:
+        graphtrail.configure(exporter="memory", node_spans=True)
+        assert chains(graphtrail.trace_agent(build_create_agent(), name="on")) == ["model", "tools"]
+        assert chains(graphtrail.trace_agent(build_create_agent(), name="off", node_spans=False)) == []
+        graphtrail.configure(exporter="memory")
+        assert chains(graphtrail.trace_agent(build_create_agent(), name="default")) == []
+    finally:
+        graphtrail.configure(exporter="none")

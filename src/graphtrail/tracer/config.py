@@ -43,6 +43,8 @@ from ._safety import warn_once
 ExporterName = Literal["otlp", "console", "jsonl", "none", "memory"]
 EXPORTERS: tuple[str, ...] = ("otlp", "console", "jsonl", "none", "memory")
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
+# One CHAIN span per LangGraph node execution; see docs/spans.md ("LangGraph nodes").
+DEFAULT_NODE_SPANS = False
 
 
 class _GuardedExporter(SpanExporter):
@@ -109,6 +111,7 @@ class _State:
     memory: InMemorySpanExporter | None = None
     content: ContentMode = "full"
     max_value_length: int = DEFAULT_MAX_VALUE_LENGTH
+    node_spans: bool = DEFAULT_NODE_SPANS
     configured: bool = False
     switches: dict[int, tuple[Any, _SwitchProcessor]] = field(default_factory=dict)
     tracers: dict[int, tuple[Any, trace.Tracer]] = field(default_factory=dict)
@@ -220,6 +223,7 @@ def configure(
     tracer_provider: Any = None,
     span_exporter: SpanExporter | None = None,
     span_processor: SpanProcessor | None = None,
+    node_spans: bool = DEFAULT_NODE_SPANS,
 ) -> Any:
     """Choose where graphtrail's spans go; returns the TracerProvider it will use.
 
@@ -235,6 +239,10 @@ def configure(
     - ``content``: ``"full"``, ``"ids-only"`` or ``"none"`` (docs/spans.md).
     - ``tracer_provider``: use this provider. A global provider the app set is
       used as well, and never replaced.
+    - ``node_spans``: one CHAIN span per LangGraph node execution between the
+      root and the model/tool spans. ``False`` hangs model and tool spans
+      directly under the root (they keep ``langgraph.node``/``langgraph.step``)
+      and makes tracing cheaper; ``trace_agent(node_spans=...)`` overrides it.
 
     Calling ``configure`` again replaces graphtrail's previous choice.
     """
@@ -267,6 +275,7 @@ def configure(
             _shutdown_later(old_own)
         _state.processor, _state.memory = processor, memory
         _state.content, _state.max_value_length = content, max_value_length
+        _state.node_spans = bool(node_spans)
         _state.configured = True
         _state.tracers.clear()
         return target or _state.own
@@ -301,6 +310,12 @@ def get_tracer_provider() -> Any:
 def content_settings() -> tuple[ContentMode, int]:
     _ensure_configured()
     return _state.content, _state.max_value_length
+
+
+def run_settings() -> tuple[ContentMode, int, bool]:
+    """(content mode, max value length, node spans) for a run starting now: one lookup per run."""
+    _ensure_configured()
+    return _state.content, _state.max_value_length, _state.node_spans
 
 
 def get_memory_exporter() -> InMemorySpanExporter | None:

@@ -77,6 +77,10 @@ def _opt_str(value: Any) -> str | None:
 
 
 def to_entity(item: Any) -> Entity | None:
+    if type(item) is dict:  # fast path for graphtrail's own shape; same result as below
+        eid, name, etype = item.get("id"), item.get("name"), item.get("type")
+        if type(eid) is str and eid and type(name) is str and (etype is None or type(etype) is str):
+            return Entity(id=eid, name=name, type=etype)
     if isinstance(item, Entity):
         return item
     if isinstance(item, Mapping):
@@ -91,6 +95,10 @@ def to_entity(item: Any) -> Entity | None:
 
 
 def to_edge(item: Any) -> Edge | None:
+    if type(item) is dict:  # fast path for graphtrail's own shape; same result as below
+        src, rel, tgt = item.get("source"), item.get("relation"), item.get("target")
+        if type(src) is str and src and type(rel) is str and rel and type(tgt) is str and tgt:
+            return Edge(source=src, relation=rel, target=tgt)
     if isinstance(item, Edge):
         return item
     if isinstance(item, Mapping):

@@ -7,11 +7,20 @@ concurrent runs cannot leak into each other and no "Failed to detach context"
 can happen. Only a root span may take the ambient OTel span (e.g. the app's
 request span) as its parent.
 
-Tree shape: the root ``invoke_agent {name}``; one CHAIN span per LangGraph node
-execution (a chain run whose name is its ``langgraph_node``); ``chat {model}``
-and ``execute_tool {tool}`` spans under them. Every other chain run (sequences,
-hidden writers, routers) is collapsed into its nearest traced ancestor, which
-keeps the tree readable and the per-step cost at one span per node.
+Tree shape: the root ``invoke_agent {name}`` with ``chat {model}`` and
+``execute_tool {tool}`` spans under it (each carrying ``langgraph.node`` and
+``langgraph.step``). With ``node_spans`` on, one CHAIN span per LangGraph node
+execution (a chain run whose name is its ``langgraph_node``) sits in between.
+Every other chain run (sequences, hidden writers, routers, and node runs when
+node spans are off) is folded into its nearest traced ancestor: a dict entry,
+no span.
+
+This runs on every step of every traced agent, so it is kept cheap (see
+benchmarks/tracer_overhead.py): one dict lookup per callback, parent contexts
+built once per parent, attributes handed to the SDK in one call at start and
+one at end, lists serialized once. Node spans are off by default because they
+nearly double the span count (19 -> 10 per run of the benchmark agent) for
+information the model and tool spans already carry.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from . import attributes as A
 from ._content import ContentMode, check_content_mode, dumps, to_text, truncate
 from ._content import clean_args as _clean_args
 from ._safety import guarded, warn_once
-from .config import content_settings, get_tracer
+from .config import get_tracer, run_settings
 from .extract import CitationParser, Extractor, compile_pattern, extract_answer, extract_entities
 from .scope import Capture, active_annotations, active_captures
 from .trajectory import ModelCall, Step, Trajectory
@@ -76,6 +85,7 @@ class TraceOptions:
     citation_parser: CitationParser | None = None
     content: ContentMode | None = None
     conversation_key: str = "thread_id"
+    node_spans: bool | None = None  # None: configure()'s choice
 
 
 class _Root:
@@ -84,15 +94,16 @@ class _Root:
     __slots__ = (
         "run_id", "name", "span", "tracer", "content", "limit", "opts", "captures", "metadata",
         "question", "conversation_id", "steps", "model_calls", "step_seq", "model_seq",
-        "start_ns", "open", "last_output", "trace_id", "span_id",
+        "start_ns", "open", "last_output", "trace_id", "span_id", "node_spans",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
         self.run_id = run_id
         self.name = name
         self.opts = opts
-        mode, self.limit = content_settings()
+        mode, self.limit, node_spans = run_settings()
         self.content: ContentMode = opts.content or mode
+        self.node_spans: bool = node_spans if opts.node_spans is None else opts.node_spans
         self.tracer = get_tracer()
         self.captures: tuple[Capture, ...] = active_captures()
         self.metadata: dict[str, Any] = {}
@@ -103,7 +114,7 @@ class _Root:
         self.step_seq = itertools.count(1)
         self.model_seq = itertools.count(1)
         self.start_ns = time.time_ns()
-        self.open: dict[UUID, _Rec] = {}
+        self.open: dict[Any, _Rec] = {}  # open child spans, keyed like GraphTrailHandler._recs
         self.last_output: Any = None
         self.span: trace.Span = trace.INVALID_SPAN
         self.trace_id = ""
@@ -128,6 +139,7 @@ class _Rec:
     tool_call_id: str | None = None
     index: int = 0
     model: str | None = None
+    ctx: Context | None = None  # parent context for child spans, built once per rec
 
 
 def _question_of(inputs: Any) -> str | None:
@@ -185,6 +197,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         citation_parser: CitationParser | None = None,
         content: ContentMode | None = None,
         conversation_key: str = "thread_id",
+        node_spans: bool | None = None,
         _options: TraceOptions | None = None,
         _bound_root: _Root | None = None,
     ) -> None:
@@ -198,8 +211,11 @@ class GraphTrailHandler(BaseCallbackHandler):
             citation_parser=citation_parser,
             content=content,
             conversation_key=conversation_key,
+            node_spans=node_spans,
         )
-        self._recs: dict[UUID, _Rec] = {}
+        # Keyed by run_id.int: a UUID's __hash__ is a Python call, an int's is not.
+        self._recs: dict[Any, _Rec] = {}
+        self._bound_cache: _Rec | None = None
         self._bound = _bound_root
 
     # ------------------------------------------------------------ roots
@@ -302,7 +318,9 @@ class GraphTrailHandler(BaseCallbackHandler):
             A.CITATIONS: dumps(citations),
             A.VISITED: dumps(traj.visited),
             A.VISITED_UNCITED: dumps(traj.visited_uncited),
-            A.CITATION_SOURCES: dumps({k: v.model_dump() for k, v in traj.citation_sources.items()}),
+            A.CITATION_SOURCES: dumps(
+                {k: {"entity_id": v.entity_id, "steps": v.steps, "span_ids": v.span_ids} for k, v in traj.citation_sources.items()}
+            ),
         }
         if answer is not None:
             attrs[A.ANSWER] = answer
@@ -319,7 +337,7 @@ class GraphTrailHandler(BaseCallbackHandler):
 
     def _parent(self, parent_run_id: UUID | None) -> _Rec | None:
         if parent_run_id is not None:
-            rec = self._recs.get(parent_run_id)
+            rec = self._recs.get(getattr(parent_run_id, "int", parent_run_id))
             if rec is not None:
                 return rec
         if self._bound is not None:
@@ -330,11 +348,23 @@ class GraphTrailHandler(BaseCallbackHandler):
     def _bound_rec(self) -> _Rec:
         root = self._bound
         assert root is not None
-        return _Rec(root=root, kind="bound", span=root.span, parent=root.span)
+        rec = self._bound_cache
+        if rec is None or rec.root is not root:
+            rec = self._bound_cache = _Rec(root=root, kind="bound", span=root.span, parent=root.span)
+        return rec
+
+    @staticmethod
+    def _ctx_of(rec: _Rec) -> Context:
+        """The OTel context that parents ``rec``'s children: built once, shared by all of them."""
+        ctx = rec.ctx
+        if ctx is None:
+            ctx = rec.ctx = trace.set_span_in_context(rec.parent, Context())
+        return ctx
 
     def _child_span(self, rec_parent: _Rec, name: str, kind: SpanKind, attrs: dict[str, Any], start_ns: int) -> trace.Span:
-        ctx = trace.set_span_in_context(rec_parent.parent, Context())
-        return rec_parent.root.tracer.start_span(name, context=ctx, kind=kind, attributes=attrs, start_time=start_ns)
+        return rec_parent.root.tracer.start_span(
+            name, context=self._ctx_of(rec_parent), kind=kind, attributes=attrs, start_time=start_ns
+        )
 
     @staticmethod
     def _graph_attrs(attrs: dict[str, Any], metadata: Mapping[str, Any] | None) -> tuple[str | None, int | None]:
@@ -351,15 +381,17 @@ class GraphTrailHandler(BaseCallbackHandler):
         return node, step
 
     def _pop(self, run_id: UUID) -> _Rec | None:
-        rec = self._recs.pop(run_id, None)
-        if rec is not None:
-            rec.root.open.pop(run_id, None)
+        key = getattr(run_id, "int", run_id)
+        rec = self._recs.pop(key, None)
+        if rec is not None and rec.span is not None:
+            rec.root.open.pop(key, None)
         return rec
 
     def _keep(self, run_id: UUID, rec: _Rec) -> None:
-        self._recs[run_id] = rec
+        key = getattr(run_id, "int", run_id)
+        self._recs[key] = rec
         if rec.span is not None and rec.kind != "root":
-            rec.root.open[run_id] = rec
+            rec.root.open[key] = rec
 
     # ------------------------------------------------------------ chains
 
@@ -382,17 +414,23 @@ class GraphTrailHandler(BaseCallbackHandler):
             self._keep(run_id, _Rec(root=root, kind="root", span=root.span, parent=root.span))
             return
         root = parent.root
-        if root.conversation_id is None:
+        if root.conversation_id is None and metadata and self.options.conversation_key in metadata:
             self._conversation(root, metadata)
-        node = metadata.get("langgraph_node") if metadata else None
-        if parent.kind == "bound" or (node is not None and node == name and not (tags and _HIDDEN_TAG in tags)):
+        if parent.kind == "bound" or (
+            root.node_spans
+            and metadata
+            and metadata.get("langgraph_node") == name
+            and not (tags and _HIDDEN_TAG in tags)
+        ):
             start_ns = time.time_ns()
             attrs: dict[str, Any] = {A.OPENINFERENCE_SPAN_KIND: "CHAIN"}
             self._graph_attrs(attrs, metadata)
             span = self._child_span(parent, name or "chain", SpanKind.INTERNAL, attrs, start_ns)
             self._keep(run_id, _Rec(root=root, kind="chain" if parent.kind == "bound" else "node", span=span, parent=span))
-        else:
-            self._recs[run_id] = _Rec(root=root, kind="collapsed", span=None, parent=parent.parent)
+        else:  # folded into the nearest traced ancestor: one dict entry, no span
+            self._recs[getattr(run_id, "int", run_id)] = _Rec(
+                root=root, kind="collapsed", span=None, parent=parent.parent, ctx=self._ctx_of(parent)
+            )
 
     @guarded("on_chain_end")
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -509,8 +547,9 @@ class GraphTrailHandler(BaseCallbackHandler):
             return
         try:
             self._llm_end(rec, response)
-        finally:
+        except BaseException:  # the span still ends, so the tree has no holes
             _end_if_open(rec.span)
+            raise
 
     def _llm_end(self, rec: _Rec, response: Any) -> None:
         root, span = rec.root, rec.span
@@ -618,8 +657,9 @@ class GraphTrailHandler(BaseCallbackHandler):
             return
         try:
             self._tool_end(rec, output)
-        finally:
+        except BaseException:  # the span still ends, so the tree has no holes
             _end_if_open(rec.span)
+            raise
 
     def _tool_end(self, rec: _Rec, output: Any) -> None:
         assert rec.span is not None
@@ -664,7 +704,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             A.EDGES_TRAVERSED: dumps([[e.source, e.relation, e.target] for e in edges]),
         }
         if root.content != "none" and any(e.name is not None or e.type is not None for e in entities):
-            attrs[A.ENTITIES] = dumps([e.model_dump() for e in entities])
+            attrs[A.ENTITIES] = dumps([{"id": e.id, "name": e.name, "type": e.type} for e in entities])
         output_text = None
         if root.content == "full" and content is not None:
             output_text = root.text(content)

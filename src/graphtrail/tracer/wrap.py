@@ -221,6 +221,7 @@ def trace_agent(
     citation_parser: CitationParser | None = None,
     content: ContentMode | None = None,
     conversation_key: str = "thread_id",
+    node_spans: bool | None = None,
 ) -> Any:
     """Trace every run of ``agent`` as one OpenTelemetry trace and one :class:`Trajectory`.
 
@@ -234,7 +235,9 @@ def trace_agent(
     - ``citation_pattern``: regex for text citation markers (group 1 = id(s));
       default ``[E:<id>]``; ``citation_parser``: ``fn(final_output)`` fallback;
     - ``content``: ``"full"``/``"ids-only"``/``"none"``, overriding ``configure``;
-    - ``conversation_key``: the ``configurable`` key for ``gen_ai.conversation.id``.
+    - ``conversation_key``: the ``configurable`` key for ``gen_ai.conversation.id``;
+    - ``node_spans``: one CHAIN span per LangGraph node execution (default:
+      ``configure(node_spans=...)``, off; docs/spans.md says why).
     """
     if content is not None:
         check_content_mode(content)
@@ -245,6 +248,7 @@ def trace_agent(
         citation_parser=citation_parser,
         content=content,
         conversation_key=conversation_key,
+        node_spans=node_spans,
     )
 
     def apply(target: Any) -> Any:
@@ -275,6 +279,7 @@ def instrument(
     citation_pattern: str | re.Pattern[str] | None = None,
     citation_parser: CitationParser | None = None,
     content: ContentMode | None = None,
+    node_spans: bool | None = None,
 ) -> GraphTrailHandler:
     """Trace every LangChain/LangGraph run in the process, even where ``config`` is dropped.
 
@@ -287,7 +292,12 @@ def instrument(
 
     uninstrument()
     handler = GraphTrailHandler(
-        name, extractors=extractors, citation_pattern=citation_pattern, citation_parser=citation_parser, content=content
+        name,
+        extractors=extractors,
+        citation_pattern=citation_pattern,
+        citation_parser=citation_parser,
+        content=content,
+        node_spans=node_spans,
     )
     # A ContextVar whose *default* is the handler is visible in every thread and task.
     var: ContextVar[GraphTrailHandler | None] = ContextVar("graphtrail_global_handler", default=handler)
