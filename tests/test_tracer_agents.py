@@ -178,6 +178,29 @@ def test_all_submissions_rejected_is_no_answer(memory):
     assert root.attributes["graphtrail.status"] == "no_answer" and "graphtrail.answer" not in root.attributes
 
 
+@pytest.mark.parametrize("limit", ["model", "tool"])
+def test_run_ended_by_a_call_limit_is_no_answer(memory, limit):
+    """LangChain's limit middleware ends the run with a notice, which is not an answer."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ModelCallLimitMiddleware, ToolCallLimitMiddleware
+
+    def keep_searching(messages):
+        return AIMessage("", tool_calls=[tool_call("search", {"query": "Q-6"}, unique_id())])
+
+    middleware = (
+        ModelCallLimitMiddleware(run_limit=2, exit_behavior="end")
+        if limit == "model"
+        else ToolCallLimitMiddleware(run_limit=2, exit_behavior="end")
+    )
+    agent = create_agent(ScriptedChatModel(policy=keep_searching), [search, submit_answer], middleware=[middleware])
+    with graphtrail.capture() as cap:
+        result = graphtrail.trace_agent(agent).invoke(ask(6))
+    assert "limit" in result["messages"][-1].content  # the run really ended on the notice
+    (traj,) = cap.trajectories
+    assert (traj.answer, traj.citations, traj.status) == (None, [], "no_answer")
+    assert traj.steps and all(step.tool == "search" for step in traj.steps)
+
+
 def _all_values(spans):
     for s in spans:
         for v in s.attributes.values():

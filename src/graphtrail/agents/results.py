@@ -16,11 +16,12 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from ..tracer.extract import is_limit_message
+
 __all__ = ["answer_from_result", "answer_from_messages", "Status"]
 
 Status = Literal["ok", "no_answer"]
 _MARKER = re.compile(r"\[E:([^\]\s]+)\]")
-_LIMIT_PREFIX = "Model call limits exceeded"
 
 
 def answer_from_messages(messages: Sequence[BaseMessage]) -> tuple[str | None, list[str], Status]:
@@ -48,7 +49,7 @@ def answer_from_messages(messages: Sequence[BaseMessage]) -> tuple[str | None, l
     last = messages[-1] if messages else None
     if not attempted and isinstance(last, AIMessage) and not last.tool_calls:
         text = last.text if isinstance(last.text, str) else str(last.content)
-        if text.strip() and not text.startswith(_LIMIT_PREFIX):
+        if text.strip() and not is_limit_message(text):
             citations = list(dict.fromkeys(_MARKER.findall(text)))
             return _MARKER.sub("", text).strip(), citations, "ok"
     return None, [], "no_answer"

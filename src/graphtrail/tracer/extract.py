@@ -348,8 +348,19 @@ def extract_answer(
             else:
                 answer, cites = parsed
             return AnswerResult(answer=None if answer is None else str(answer), citations=_citation_list(cites), status="ok")
-    if text is not None and text.strip():
+    if text is not None and text.strip() and not is_limit_message(text):
         return AnswerResult(answer=text.strip(), citations=[], status="ok")
     if messages is not None:
         return AnswerResult(answer=None, citations=[], status="no_answer")
     return None
+
+
+#: How LangChain's call-limit middleware ends a run (``ModelCallLimitMiddleware`` /
+#: ``ToolCallLimitMiddleware`` with ``exit_behavior="end"``): its last AI message
+#: reports the limit. That is the agent giving up, not an answer.
+_LIMIT_MESSAGE = re.compile(r"^(?:Model call limits exceeded:|(?:'[^']*' tool|Tool) call limit reached:)")
+
+
+def is_limit_message(text: str) -> bool:
+    """True when ``text`` is a LangChain call-limit notice rather than an answer."""
+    return bool(_LIMIT_MESSAGE.match(text.strip()))
