@@ -89,6 +89,20 @@ def test_exporter_down_does_not_break_the_agent(caplog):
     assert len(ours) == 1 and f"127.0.0.1:{port}" in ours[0].getMessage()
 
 
+def test_several_exporters_at_once_each_get_every_span(tmp_path):
+    path = tmp_path / "both.jsonl"
+    graphtrail.configure(exporter=["jsonl", "memory"], path=path)
+    try:
+        with graphtrail.capture() as cap:
+            graphtrail.trace_agent(build_create_agent()).invoke(ask(7))
+        flush(10_000)
+        in_memory = graphtrail.tracer.get_memory_exporter().get_finished_spans()
+    finally:
+        graphtrail.configure(exporter="none")
+    assert trajectories_from_spans(in_memory) == cap.trajectories
+    assert trajectories_from_otlp_json(path) == cap.trajectories
+
+
 def test_configure_is_recallable_and_plugs_in_own_exporters(memory):
     agent = graphtrail.trace_agent(build_create_agent())
     agent.invoke(ask(1))
@@ -109,6 +123,8 @@ def test_configure_rejects_bad_arguments():
         graphtrail.configure(exporter="zipkin")
     with pytest.raises(ValueError):
         graphtrail.configure(content="some")
+    with pytest.raises(ValueError):
+        graphtrail.configure(exporter=["jsonl", "jsonl"])
 
 
 def test_an_applications_global_provider_is_used_not_replaced():

@@ -131,27 +131,17 @@ def build_agent(spec: AgentSpec, *, kg: Any) -> BuiltAgent:
 
 
 # ----------------------------------------------------------------- tracing
-def _otlp_traces_url(endpoint: str) -> str:
-    from urllib.parse import urlparse
-
-    return endpoint.rstrip("/") + "/v1/traces" if urlparse(endpoint).path in ("", "/") else endpoint
-
-
 def setup_tracing(jsonl_path: Path, otlp: str | None) -> None:
     """Send graphtrail's spans to ``jsonl_path`` (OTLP/JSON lines) and, if given, an OTLP/HTTP endpoint."""
     import graphtrail
-    from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    from graphtrail.tracer.jsonl import JsonlSpanExporter
-
-    processors = SynchronousMultiSpanProcessor()
-    processors.add_span_processor(BatchSpanProcessor(JsonlSpanExporter(jsonl_path)))
-    if otlp:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        processors.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=_otlp_traces_url(otlp), timeout=5)))
-    graphtrail.configure(span_processor=processors, service_name=os.environ.get("OTEL_SERVICE_NAME") or "graphtrail")
+    graphtrail.configure(
+        exporter=["jsonl", "otlp"] if otlp else "jsonl",
+        path=jsonl_path,
+        endpoint=otlp,
+        protocol="http/protobuf",
+        service_name=os.environ.get("OTEL_SERVICE_NAME") or "graphtrail",
+    )
 
 
 def _flush_tracing() -> None:

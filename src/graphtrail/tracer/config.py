@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlparse
@@ -27,7 +28,7 @@ from urllib.parse import urlparse
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, SynchronousMultiSpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     ConsoleSpanExporter,
@@ -183,6 +184,23 @@ def _processor_for(
     raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
 
 
+def _processors_for(
+    names: list[str], endpoint: str | None, path: str | os.PathLike[str] | None, protocol: str | None, headers: dict[str, str] | None
+) -> tuple[SpanProcessor | None, InMemorySpanExporter | None]:
+    """One processor fanning out to every named exporter (each keeps its own guard and batching)."""
+    if len(set(names)) != len(names):
+        raise ValueError(f"exporter names must not repeat, got {names}")
+    built = [_processor_for(name, endpoint, path, protocol, headers) for name in names]
+    processors = [proc for proc, _ in built if proc is not None]
+    memory = next((mem for _, mem in built if mem is not None), None)
+    if len(processors) <= 1:
+        return (processors[0] if processors else None), memory
+    fan_out = SynchronousMultiSpanProcessor()
+    for proc in processors:
+        fan_out.add_span_processor(proc)
+    return fan_out, memory
+
+
 def _attach(provider: Any, processor: SpanProcessor | None) -> None:
     """Route ``processor`` into a provider graphtrail does not own, replacing graphtrail's previous one."""
     entry = _state.switches.get(id(provider))
@@ -212,7 +230,7 @@ def _quiet(fn: Any) -> None:
 
 
 def configure(
-    exporter: ExporterName | None = None,
+    exporter: ExporterName | Sequence[ExporterName] | None = None,
     endpoint: str | None = None,
     service_name: str | None = None,
     path: str | os.PathLike[str] | None = None,
@@ -232,7 +250,8 @@ def configure(
       (OTLP/JSON lines appended to ``path``), ``"memory"`` (see
       :func:`get_memory_exporter`) or ``"none"``. Default: ``"otlp"`` if an
       ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is set, else ``"none"``
-      (trajectories are still captured in memory).
+      (trajectories are still captured in memory). A list sends spans to several
+      at once, e.g. ``["jsonl", "otlp"]``.
     - ``span_exporter`` / ``span_processor``: plug your own, OTel SDK style
       (an exporter is wrapped in a ``BatchSpanProcessor``).
     - ``service_name``: default ``OTEL_SERVICE_NAME``, else ``"graphtrail"``.
@@ -256,8 +275,10 @@ def configure(
         processor, memory = span_processor, None
     elif span_exporter is not None:
         processor, memory = BatchSpanProcessor(span_exporter), None
-    else:
+    elif isinstance(exporter, str):
         processor, memory = _processor_for(exporter, endpoint, path, protocol, headers)
+    else:  # several destinations at once, e.g. ["jsonl", "otlp"]
+        processor, memory = _processors_for(list(exporter), endpoint, path, protocol, headers)
     with _lock:
         target = tracer_provider or _global_provider()
         old_own = _state.own
