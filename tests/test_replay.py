@@ -264,6 +264,72 @@ async def test_prefix_reuse_gives_identical_results_with_fewer_calls() -> None:
     assert all(r.input_tokens == 10 * r.model_calls for r in with_reuse)
 
 
+class SlowScriptedModel(ScriptedChatModel):
+    """The scripted policy behind a network-like delay; optionally the first call fails after it."""
+
+    delay: float = 0.02
+    failures: list[int] = []  # calls (1-based, over all copies) that raise
+
+    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        await asyncio.sleep(self.delay)
+        if len(self.calls) + 1 in self.failures:
+            self.calls.append(1)
+            raise RuntimeError("model endpoint dropped the request")
+        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+
+async def run_concurrent_twins(failures: list[int]) -> tuple[list[Any], int]:
+    """Two runs whose conversations agree all the way (their filters hide the same visible entity), at once."""
+    model = SlowScriptedModel(policy=policy, failures=failures)
+    agent = create_agent(model, make_tools(), name="user-agent")
+    wrap_agent_tools(agent)
+    cache = PrefixReuseCache()
+    twins = {"hide_park": FILTERS["hide_park"], "hide_park_and_ghost": GraphFilter(hidden=frozenset({"X", "ghost"}))}
+    with installed(cache):
+        records = await replay(graphtrail.trace_agent(agent), jobs_for(twins), reuse_cache=cache, concurrency=2)
+    return records, len(model.calls)
+
+
+async def test_concurrent_runs_wait_for_a_shared_prompt_in_flight() -> None:
+    records, calls = await run_concurrent_twins(failures=[])
+    # without single flight both runs would send each of their 5 calls: 10
+    assert calls == 5 == sum(r.model_calls for r in records)
+    assert sorted(r.reused_calls for r in records) == [0, 5]
+    assert [r.answer for r in records] == ["Kenyan shilling", "Kenyan shilling"]
+
+
+async def test_a_failed_call_in_flight_releases_its_waiters() -> None:
+    records, calls = await run_concurrent_twins(failures=[1])
+    failed = [r for r in records if r.status == "error"]
+    ok = [r for r in records if r.status != "error"]
+    assert len(failed) == 1 and len(ok) == 1 and "dropped the request" in (failed[0].error or "")
+    # the waiter did not hang: when the owner's call failed it called the model itself
+    assert ok[0].answer == "Kenyan shilling" and ok[0].model_calls == 5 and calls == 6
+
+
+async def test_sync_calls_on_worker_threads_also_wait_for_a_shared_prompt() -> None:
+    class SlowSync(ScriptedChatModel):
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            import time
+
+            time.sleep(0.05)
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    model = SlowSync(policy=policy)
+    cache = PrefixReuseCache()
+
+    def run(namespace: str) -> Any:
+        with reuse_scope(cache, namespace) as counters:
+            model.invoke([("user", QUESTION)])
+        return counters
+
+    with installed(cache):
+        twins = await asyncio.gather(*(asyncio.to_thread(run, "ns") for _ in range(2)))
+        other = await asyncio.to_thread(run, "other-trial")  # another namespace never shares
+    assert sorted((c.model_calls, c.reused_calls) for c in twins) == [(0, 1), (1, 0)]
+    assert (other.model_calls, other.reused_calls) == (1, 0) and len(model.calls) == 2
+
+
 async def test_reuse_store_persists_and_tolerates_a_torn_line(tmp_path: Any) -> None:
     path = tmp_path / "reuse.jsonl"
     agent, model = make_agent()

@@ -89,6 +89,43 @@ def test_search_ranks_by_rapidfuzz_with_id_tiebreak_and_top_k(tools):
     assert lines(call(tools["search_entities"], query="zzzzqqq")) == []
 
 
+def lookalike_kg() -> KnowledgeGraph:
+    """Names that share letters, words and two-letter codes, as in the bundled countries graph."""
+    kg = KnowledgeGraph(name="lookalikes")
+    for eid, name, etype, aliases in [
+        ("C1", "Colombo", "city", ()),
+        ("C2", "Colombia", "country", ("CO", "COL", "Republic of Colombia")),
+        ("C3", "Oman", "country", ("OM", "OMN", "Sultanate of Oman")),
+        ("C4", "Bolivia", "country", ("BO", "BOL")),
+        ("C5", "United States", "country", ("US", "USA")),
+        ("C6", "Icelandic", "language", ("is",)),
+        ("C7", "Isle of Man", "country", ()),
+        ("C8", "Lao", "language", ("lo",)),
+    ]:
+        kg.add_entity(eid, name, etype, aliases=aliases)
+    return kg
+
+
+def test_search_returns_plausible_matches_only():
+    (search,) = [t for t in make_graph_tools(lookalike_kg(), top_k=8) if t.name == "search_entities"]
+
+    def ids(query: str) -> list[str]:
+        return [r["id"] for r in lines(call(search, query=query))]
+
+    # an exact name is not padded with look-alikes: no "co"/"om"/"bo" codes inside "colombo", no "Colombia" at 80
+    assert ids("Colombo") == ["C1"]
+    assert ids("Colombia") == ["C2"]
+    # a prefix finds every name it starts, a typo still finds its entity
+    assert ids("Colomb") == ["C1", "C2"] and ids("Colmbia") == ["C2"]
+    # codes match as a whole query in any case, or as a capitalised word of a longer one
+    assert ids("om") == ["C3"] and ids("usa") == ["C5"]
+    assert ids("What is the capital of the USA?") == ["C5"]  # "is" (an ISO 639 code) is just a word here
+    assert ids("who speaks lao") == ["C8"] and ids("lo") == ["C8"] and ids("colombo lo") == ["C1"]  # a short name is a name
+    # a shared word ("of", "Republic") is not a match; a full name inside a longer query is
+    assert ids("Republic of Kenya") == [] and ids("the Sultanate of Oman") == ["C3"]
+    assert ids("do colombia and bolivia share a border") == ["C2", "C4"]  # equal scores: by id
+
+
 def test_get_entity_details(tools):
     msg = call(tools["get_entity"], entity_id="E1")
     (detail,) = lines(msg)

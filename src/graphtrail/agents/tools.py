@@ -23,6 +23,7 @@ act on (a ``ToolMessage`` with ``status="error"``), never an exception.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -53,8 +54,14 @@ GRAPH_TOOL_NAMES = (
     SUBMIT_ANSWER,
 )
 
-#: Search results below this rapidfuzz WRatio score are noise, not matches.
-MIN_SCORE = 50.0
+#: ``search_entities``: a hit scores at least this (0-100, see :func:`search_entity_records`) ...
+MIN_SCORE = 75.0
+#: ... and at most this many points below the best hit, so an exact match is not padded with look-alikes.
+RELATIVE_MARGIN = 10.0
+#: Labels this short (ISO codes such as "OM", "en", "USA") match only as a whole word, never fuzzily.
+CODE_MAX_LEN = 3
+#: ``search_communities``: token-set similarity below this is noise.
+COMMUNITY_MIN_SCORE = 50.0
 
 
 def _dumps(obj: Any) -> str:
@@ -119,34 +126,105 @@ def kg_members(view: KnowledgeGraph, community_id: str) -> tuple[str, ...]:
     return com.entity_ids if com is not None else ()
 
 
+def _label_scores(query: str, labels: list[str]) -> list[float]:
+    """How well each (processed) label matches the (processed) query, 0-100.
+
+    The best of: whole-string similarity (typos: "Kenia" -> "Kenya"), token-sort
+    similarity x 0.95 (word order), and substring similarity x 0.9, the latter
+    only when the label's words are all words of the query ("Saudi Arabia" in
+    "saudi arabia share a border") or each query word starts a word of the label
+    ("Congo" in "Republic of the Congo", "Kenya" in "Kenyan shilling").
+    rapidfuzz's WRatio also scores any shared word ("Republic", "of", "Peso") or
+    any two-letter code inside the query ("om" in "colombo") as a partial match
+    worth 85-90, which made "Colombo" find Oman and Bolivia. Short labels
+    (codes) match only as a whole word: the whole query (any case) or, inside a
+    longer query, in capitals ("USA" in "the USA", not "is" in "What is"; see
+    :func:`_code_hits`).
+    """
+    if not labels:
+        return []
+    query_words = set(query.split())
+    whole = process.cdist([query], labels, scorer=fuzz.ratio)[0]
+    sort = process.cdist([query], labels, scorer=fuzz.token_sort_ratio)[0]
+    part = process.cdist([query], labels, scorer=fuzz.partial_ratio)[0]
+    scores = []
+    for i, label in enumerate(labels):
+        if len(label) <= CODE_MAX_LEN:
+            scores.append(100.0 if label == query else 0.0)
+            continue
+        label_words = label.split()
+        nested = set(label_words) <= query_words or all(any(w.startswith(q) for w in label_words) for q in query_words)
+        scores.append(max(float(whole[i]), 0.95 * float(sort[i]), 0.9 * float(part[i]) if nested else 0.0))
+    return scores
+
+
+def _code_hits(raw_query: str, codes: dict[str, list[tuple[str, int]]]) -> dict[tuple[str, int], float]:
+    """Short labels written as a whole word of a longer query: scored like a substring match (90).
+
+    A short *name* ("Lao") matches in any case; a short *alias* (a code) only
+    in capitals, so the English words among ISO 639 codes ("is", "am", "be")
+    do not match every question that contains them.
+    """
+    words = re.findall(r"[\w'-]+", raw_query)
+    capitals = {w for w in words if w.isupper()}
+    folded = {w.casefold() for w in words}
+    return {
+        (eid, i): 90.0
+        for code, refs in codes.items()
+        for eid, i in refs
+        if code in capitals or (i == 0 and code.casefold() in folded)
+    }
+
+
 def search_entity_records(
     view: KnowledgeGraph, query: str, *, type: str | None = None, limit: int = 10
 ) -> list[tuple[EntityRecord, float, str]]:
-    """Visible entities ranked by rapidfuzz WRatio of the query against name and aliases.
+    """Visible entities whose name or an alias plausibly matches ``query``, best first.
 
+    A hit scores at least :data:`MIN_SCORE` and at most :data:`RELATIVE_MARGIN`
+    below the best hit (see :func:`_label_scores`), at most ``limit`` of them:
+    what a search box returns, not the ``limit`` least-bad strings in the graph.
+    Junk hits are not harmless: every entity a tool returns counts as visited,
+    feeds the visited-but-uncited set, and gets its own leave-one-out replay.
     Returns ``(entity, score, matched label)``; ties break by entity id so
     results are deterministic.
     """
-    query = (query or "").strip()
-    if not query:
+    raw = (query or "").strip()
+    processed = utils.default_process(raw)
+    if not processed:
         return []
     wanted_type = type.strip().lower() if type else None
     records: dict[str, EntityRecord] = {}
-    choices: dict[tuple[str, int], str] = {}
+    refs: list[tuple[str, int]] = []
+    labels: list[str] = []
+    codes: dict[str, list[tuple[str, int]]] = {}
     for record in view.entities():
         if wanted_type and record.type.lower() != wanted_type:
             continue
         records[record.id] = record
         for i, label in enumerate((record.name, *record.aliases)):
-            choices[(record.id, i)] = label
+            refs.append((record.id, i))
+            labels.append(utils.default_process(label))
+            if len(label) <= CODE_MAX_LEN:
+                codes.setdefault(label, []).append((record.id, i))
+    scored = dict(zip(refs, _label_scores(processed, labels)))
+    for ref, score in _code_hits(raw, codes).items():
+        scored[ref] = max(scored[ref], score)
     best: dict[str, tuple[float, int]] = {}
-    for _, score, (eid, i) in process.extract(
-        query, choices, scorer=fuzz.WRatio, processor=utils.default_process, limit=None, score_cutoff=MIN_SCORE
-    ):
-        if (score, -i) > best.get(eid, (-1.0, 0)):
+    for (eid, i), score in scored.items():
+        if score >= MIN_SCORE and (score, -i) > best.get(eid, (-1.0, 0)):
             best[eid] = (score, -i)
-    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
-    return [(records[eid], round(score, 1), choices[(eid, -neg_i)]) for eid, (score, neg_i) in ranked]
+    if not best:
+        return []
+    top = max(score for score, _ in best.values())
+    ranked = sorted(
+        ((eid, si) for eid, si in best.items() if si[0] >= top - RELATIVE_MARGIN), key=lambda kv: (-kv[1][0], kv[0])
+    )[:limit]
+
+    def label(eid: str, i: int) -> str:
+        return (records[eid].name, *records[eid].aliases)[i]
+
+    return [(records[eid], round(score, 1), label(eid, -neg_i)) for eid, (score, neg_i) in ranked]
 
 
 def search_text_units(view: KnowledgeGraph, query: str, *, limit: int = 5) -> list[tuple[str, float]]:
@@ -318,7 +396,7 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
             titles[cid] = _community_title(view, com)
             docs[cid] = f"{titles[cid]} {com.summary}"
         hits = process.extract(
-            query, docs, scorer=fuzz.token_set_ratio, processor=utils.default_process, limit=None, score_cutoff=MIN_SCORE
+            query, docs, scorer=fuzz.token_set_ratio, processor=utils.default_process, limit=None, score_cutoff=COMMUNITY_MIN_SCORE
         )
         ranked = sorted(((cid, round(score, 1)) for _, score, cid in hits), key=lambda kv: (-kv[1], kv[0]))[:top_k]
         lines = [f"{len(ranked)} communities match {query!r}" + (":" if ranked else ".")]

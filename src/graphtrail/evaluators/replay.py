@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..agents.sampling import use_trial
 from ..agents.views import GraphFilter, use_filter
 from ..tracer.trajectory import Trajectory
 from .cache import RunCache
@@ -214,6 +215,7 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
     trajectory: Trajectory | None = None
     with contextlib.ExitStack() as stack:
         stack.enter_context(use_filter(None if job.graph_filter.is_empty else job.graph_filter))
+        stack.enter_context(use_trial(job.key.trial))  # sampled (simulated) models draw trial k's sample
         counters = (
             stack.enter_context(reuse_scope(reuse_cache, job.namespace)) if reuse_cache is not None else RunCounters()
         )

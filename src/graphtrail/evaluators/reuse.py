@@ -25,6 +25,13 @@ message ids, ``usage_metadata`` and ``response_metadata`` (a cache hit adds
 ``total_cost: 0`` to usage), so a conversation rebuilt from reused responses
 keys the same as the original.
 
+Concurrent runs: a call whose prompt another run of the same namespace is
+sending to the model right now waits for that response instead of sending it
+again (single flight), so a run never misses a reusable prefix because its
+sibling is still running. If that run ends without a response (its call
+failed), the waiter calls the model itself. Synchronous calls made on a thread
+that runs an event loop never wait (that could block the call they wait for).
+
 Limits: a model constructed with ``cache=False`` or its own cache instance
 bypasses the global cache, so it is never reused (counts then come from the
 trajectory); only completed calls are counted.
@@ -32,12 +39,15 @@ trajectory); only completed calls are counted.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import functools
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +72,9 @@ __all__ = [
 REUSED_MARK = "graphtrail_reused"
 
 _VOLATILE = {"id", "usage_metadata", "response_metadata"}
+
+#: Longest wait (seconds) for another run's in-flight response before calling the model anyway.
+INFLIGHT_TIMEOUT_S = 600.0
 
 
 @dataclass
@@ -196,6 +209,41 @@ class PrefixReuseCache(BaseCache):
         self.store = store if store is not None else ReuseStore()
         self.reuse = reuse
         self.fallback = fallback
+        # (namespace, key) -> (the scope whose call is at the model, resolved when it is stored or dropped)
+        self._inflight: dict[tuple[str, str], tuple[_Scope, concurrent.futures.Future[None]]] = {}
+        self._inflight_lock = threading.Lock()
+
+    def _claim(self, scope: _Scope, key: str) -> tuple[list[Generation] | None, concurrent.futures.Future[None] | None]:
+        """A stored response; else the future of another run's in-flight call to wait for; else claim the call."""
+        with self._inflight_lock:
+            hit = self.store.get(scope.namespace, key)
+            if hit is not None:
+                return hit, None
+            entry = self._inflight.get((scope.namespace, key))
+            if entry is not None and entry[0] is not scope:
+                return None, entry[1]
+            if entry is None:
+                self._inflight[(scope.namespace, key)] = (scope, concurrent.futures.Future())
+            return None, None
+
+    def _settle(self, namespace: str, key: str) -> None:
+        with self._inflight_lock:
+            entry = self._inflight.pop((namespace, key), None)
+        if entry is not None:
+            entry[1].set_result(None)
+
+    def release(self, scope: _Scope) -> None:
+        """Drop the in-flight claims of a run that ended (its calls failed): waiters then call the model."""
+        with self._inflight_lock:
+            mine = [k for k, (owner, _) in self._inflight.items() if owner is scope]
+            futures = [self._inflight.pop(k)[1] for k in mine]
+        for fut in futures:
+            fut.set_result(None)
+
+    def _hit(self, scope: _Scope, hit: list[Generation] | None) -> list[Generation] | None:
+        if hit is not None:
+            scope.counters.reused_calls += 1
+        return hit
 
     def _scope(self) -> _Scope | None:
         scope = _SCOPE.get()
@@ -207,10 +255,17 @@ class PrefixReuseCache(BaseCache):
             return self.fallback.lookup(prompt, llm_string) if self.fallback is not None else None
         if not self.reuse:
             return None
-        hit = self.store.get(scope.namespace, prompt_key(prompt, llm_string))
-        if hit is not None:
-            scope.counters.reused_calls += 1
-        return hit
+        key = prompt_key(prompt, llm_string)
+        hit, pending = self._claim(scope, key)
+        if pending is not None and not _loop_running():
+            deadline = time.monotonic() + INFLIGHT_TIMEOUT_S
+            while pending is not None and (left := deadline - time.monotonic()) > 0:
+                try:
+                    pending.result(timeout=left)
+                except concurrent.futures.TimeoutError:
+                    break
+                hit, pending = self._claim(scope, key)  # stored, or claimed by us, or by another waiter
+        return self._hit(scope, hit)
 
     def update(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
         scope = self._scope()
@@ -226,13 +281,27 @@ class PrefixReuseCache(BaseCache):
         counters.input_tokens += tin
         counters.output_tokens += tout
         if self.reuse:
-            self.store.put(scope.namespace, prompt_key(prompt, llm_string), return_val)
+            key = prompt_key(prompt, llm_string)
+            self.store.put(scope.namespace, key, return_val)
+            self._settle(scope.namespace, key)
 
     # The defaults hop to an executor; these are cheap dict operations, so stay on the loop.
     async def alookup(self, prompt: str, llm_string: str) -> RETURN_VAL_TYPE | None:
-        if self._scope() is None and self.fallback is not None:
-            return await self.fallback.alookup(prompt, llm_string)
-        return self.lookup(prompt, llm_string)
+        scope = self._scope()
+        if scope is None:
+            return await self.fallback.alookup(prompt, llm_string) if self.fallback is not None else None
+        if not self.reuse:
+            return None
+        key = prompt_key(prompt, llm_string)
+        hit, pending = self._claim(scope, key)
+        deadline = time.monotonic() + INFLIGHT_TIMEOUT_S
+        while pending is not None and (left := deadline - time.monotonic()) > 0:
+            try:
+                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(pending)), left)
+            except asyncio.TimeoutError:
+                break
+            hit, pending = self._claim(scope, key)  # stored, or claimed by us, or by another waiter
+        return self._hit(scope, hit)
 
     async def aupdate(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
         if self._scope() is None and self.fallback is not None:
@@ -244,6 +313,14 @@ class PrefixReuseCache(BaseCache):
         """Leaves the reuse store alone: it is the evaluation's, not a user's cache."""
 
 
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def namespace_for(agent: str, model: str, question_id: str, trial: int) -> str:
     """The store partition shared by trial ``trial`` of every condition of one question."""
     return json.dumps([agent, model, question_id, trial])
@@ -253,11 +330,13 @@ def namespace_for(agent: str, model: str, question_id: str, trial: int) -> str:
 def reuse_scope(cache: PrefixReuseCache, namespace: str) -> Iterator[RunCounters]:
     """Count (and, if enabled, reuse) the model calls made in this context under ``namespace``."""
     counters = RunCounters()
-    token = _SCOPE.set(_Scope(cache, namespace, counters))
+    scope = _Scope(cache, namespace, counters)
+    token = _SCOPE.set(scope)
     try:
         yield counters
     finally:
         _SCOPE.reset(token)
+        cache.release(scope)
 
 
 @contextlib.contextmanager
