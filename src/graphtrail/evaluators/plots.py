@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import networkx as nx
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -82,7 +83,13 @@ def influence_plot(report: "Report", max_questions: int = 40, max_positions: int
             hidden_pts.append((j, i))
     fig = Figure(figsize=(max(5.0, 0.35 * width + 2.5), max(3.0, 0.28 * len(qids) + 1.5)))
     ax = fig.add_subplot()
-    image = ax.imshow(np.ma.masked_invalid(grid), aspect="auto", cmap="Reds", vmin=min(0.0, float(np.nanmin(grid))), vmax=1.0)
+    # Diverging around 0: red = the answer changed more than the noise floor, white = no effect,
+    # blue = less than the noise floor; grey cells hold no entity.
+    low = min(-1e-6, float(np.nanmin(grid)))
+    ax.set_facecolor("#eeeeee")
+    image = ax.imshow(
+        np.ma.masked_invalid(grid), aspect="auto", cmap="RdBu_r", norm=TwoSlopeNorm(vmin=low, vcenter=0.0, vmax=1.0)
+    )
     if cited_pts:
         ax.scatter(*zip(*cited_pts), marker="o", s=14, color=CITED, label="cited")
     if hidden_pts:
