@@ -15,6 +15,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 Policy = Callable[[list[BaseMessage]], AIMessage]
@@ -40,7 +41,6 @@ class ScriptedChatModel(BaseChatModel):
     policy: Policy | None = None
     script: Sequence[AIMessage] = Field(default_factory=list)
     model_name: str = "scripted-model"
-    bound_tools: list[Any] = Field(default_factory=list)
     calls: list[int] = Field(default_factory=list)  # one entry per call, shared across bind_tools copies
     input_tokens: int = 10
     output_tokens: int = 5
@@ -53,9 +53,11 @@ class ScriptedChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": self.model_name}
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> "ScriptedChatModel":  # type: ignore[override]
-        # Share the ``calls`` list so tests can count calls made through bound copies.
-        return self.model_copy(update={"bound_tools": list(tools), "calls": self.calls})
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:  # type: ignore[override]
+        # As real providers do: bind the tools' schemas to *this* instance (a RunnableBinding),
+        # so that LangChain's per-model work is what it is for a real model, and ``calls``
+        # counts every call made through the binding.
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
     def _respond(self, messages: list[BaseMessage]) -> AIMessage:
         self.calls.append(1)
