@@ -146,6 +146,34 @@ async def test_offline_graphrag_agent_same_results_with_and_without_reuse() -> N
     assert cur["cited_removal"].hidden == sorted(cur["baseline"].citations)
 
 
+async def test_a_deterministic_model_reuses_repeated_trials_instead_of_repeating_them() -> None:
+    from graphtrail.agents import OfflineChatModel
+
+    kg = tiny_kg()
+    questions = [{"id": "cur", "question": "What is the currency of Kenya?", "answers": ["Kenyan shilling"]}]
+    conditions = ["baseline", "cited_removal"]
+
+    async def run(model: OfflineChatModel, **kw: Any) -> Any:
+        agent = create_graphrag_agent(model, kg)
+        return await aevaluate_records(agent, questions, kg, conditions=conditions, trials=2, progress=False, **kw)
+
+    declared = await run(OfflineChatModel())  # noise=0: the model says it is deterministic
+    repeats = [r for r in declared.records if r.key.condition == "baseline" and r.key.trial > 0]
+    assert repeats and all(r.model_calls == 0 and r.reused_calls > 0 for r in repeats)
+    ablated = [r for r in declared.records if r.key.condition == "cited_removal"]
+    # the two trials of an ablation share one set of model calls: the second reuses the first
+    assert sum(r.model_calls for r in ablated) < sum(r.model_calls + r.reused_calls for r in ablated)
+    # the user can overrule it, and reuse=False repeats everything: same outcomes either way
+    repeated = await run(OfflineChatModel(), deterministic=False)
+    naive = await run(OfflineChatModel(), reuse=False)
+    assert all(r.model_calls > 0 for r in repeated.records if r.key.condition == "baseline")
+    assert outcome(declared.records) == outcome(repeated.records) == outcome(naive.records)
+    assert declared.model_calls < repeated.model_calls < naive.model_calls
+    # a sampled model is never treated as deterministic
+    sampled = await run(OfflineChatModel(noise=0.3, seed=1))
+    assert all(r.model_calls > 0 for r in sampled.records if r.key.condition == "baseline")
+
+
 def test_questions_and_arguments_are_checked() -> None:
     qs = normalize_questions(["What is X?", {"question": "What is Y?", "answers": ["y"]}])
     assert [q["id"][:2] for q in qs] == ["q-", "q-"] and qs[0]["id"] != qs[1]["id"]

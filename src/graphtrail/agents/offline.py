@@ -306,6 +306,14 @@ class OfflineChatModel(BaseChatModel):
     tool_names: tuple[str, ...] = ()
 
     @property
+    def deterministic(self) -> bool:
+        """True when the same conversation always gets the same reply (``noise == 0``).
+
+        The evaluators read this to reuse, rather than repeat, identical trials.
+        """
+        return self.noise == 0
+
+    @property
     def _llm_type(self) -> str:
         return "graphtrail-offline"
 

@@ -127,8 +127,8 @@ def _agent_name(agent: Any) -> str:
     return str(name)
 
 
-def _model_name(agent: Any) -> str:
-    """The chat model's name if it can be found in the graph without running it, else ``"default"``."""
+def _find_model(agent: Any) -> Any:
+    """The agent's chat model if it can be found in the graph without running it, else ``None``."""
     from langchain_core.language_models import BaseChatModel
 
     target = getattr(agent, "__wrapped__", None) or agent
@@ -137,10 +137,30 @@ def _model_name(agent: Any) -> str:
         for value in _closure_values(getattr(bound, "func", None)):
             model = getattr(value, "bound", value)
             if isinstance(model, BaseChatModel):
-                params = getattr(model, "_identifying_params", {}) or {}
-                name = params.get("model_name") or params.get("model") or getattr(model, "model_name", None)
-                return str(name or model._llm_type)
-    return "default"
+                return model
+    return None
+
+
+def _model_name(agent: Any) -> str:
+    """The chat model's name if it can be found in the graph without running it, else ``"default"``."""
+    model = _find_model(agent)
+    if model is None:
+        return "default"
+    params = getattr(model, "_identifying_params", {}) or {}
+    name = params.get("model_name") or params.get("model") or getattr(model, "model_name", None)
+    return str(name or model._llm_type)
+
+
+def _is_deterministic(agent: Any, declared: bool | None) -> bool:
+    """Whether repeated trials are identical by construction: the user's word, else the model's own.
+
+    A model declares it with a ``deterministic`` attribute that is ``True`` (graphtrail's
+    offline model does when ``noise == 0``). Temperature 0 on a hosted LLM is *not*
+    deterministic, so nothing is inferred from sampling parameters.
+    """
+    if declared is not None:
+        return declared
+    return getattr(_find_model(agent), "deterministic", None) is True
 
 
 def _closure_values(fn: Any) -> Iterator[Any]:
@@ -251,6 +271,7 @@ async def aevaluate_records(
     model_name: str | None = None,
     input_builder: Callable[[str], Any] | None = None,
     n_subsets: int = DEFAULT_SUBSETS,
+    deterministic: bool | None = None,
 ) -> Evaluation:
     """Run the replays and return the scored records (no report): :func:`aevaluate` minus scoring."""
     if trials < 1:
@@ -271,6 +292,7 @@ async def aevaluate_records(
     runner = AgentRunner(traced, input_builder)
     agent_id = agent_name or _agent_name(agent)
     model_id = model_name or _model_name(agent)
+    shared_trials = reuse and _is_deterministic(agent, deterministic)
 
     cache = RunCache(out_dir, resume=resume)
     reuse_path = Path(out_dir) / REUSE_FILE if out_dir is not None else None
@@ -288,7 +310,12 @@ async def aevaluate_records(
     with installed(reuse_cache), _Progress(progress) as bar:
         # 1. baselines: trial 0 of each question defines its conditions
         base_jobs = [
-            ReplayJob(key=key(str(question_field(q, "id")), "baseline", trial=t), question=question_field(q, "question"), question_obj=q)
+            ReplayJob(
+                key=key(str(question_field(q, "id")), "baseline", trial=t),
+                question=question_field(q, "question"),
+                question_obj=q,
+                shared_trials=shared_trials,
+            )
             for t in range(repeats)
             for q in qs
         ]
@@ -324,6 +351,7 @@ async def aevaluate_records(
                                 graph_filter=graph_filter,
                                 question_obj=q,
                                 baseline=base.trajectory,
+                                shared_trials=shared_trials,
                             )
                         )
         bar.phase("ablations", len(jobs))
@@ -416,6 +444,7 @@ def evaluate(
     model_name: str | None = None,
     input_builder: Callable[[str], Any] | None = None,
     n_subsets: int = DEFAULT_SUBSETS,
+    deterministic: bool | None = None,
     **report_kwargs: Any,
 ) -> Any:
     """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
@@ -437,6 +466,10 @@ def evaluate(
     - ``out_dir``: where ``runs.jsonl`` (every run, as it finishes), the reuse
       store and the report go; ``resume=True`` continues an interrupted run.
     - ``reuse``: prefix reuse of model responses (docs/ablations.md).
+    - ``deterministic``: the model answers a conversation the same way every time, so
+      repeated trials share one reuse store (their calls are reused, not repeated).
+      Default: the model's own ``deterministic`` attribute (graphtrail's offline model
+      with ``noise=0``); never inferred from temperature.
     - ``judge``: a judge or list of judges (:mod:`.judges`); ``correctness`` names
       the one that decides ``correct``.
     - ``agent_name`` / ``model_name``: the cache key's names (default: discovered).

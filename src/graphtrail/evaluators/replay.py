@@ -52,10 +52,14 @@ class ReplayJob:
     graph_filter: GraphFilter = field(default_factory=GraphFilter)
     question_obj: Any = None
     baseline: Trajectory | None = None
+    #: All trials share trial 0's reuse namespace: only for a deterministic model, whose
+    #: repeated samples are identical by definition (see ``evaluate(deterministic=...)``).
+    shared_trials: bool = False
 
     @property
     def namespace(self) -> str:
-        return namespace_for(self.key.agent, self.key.model, self.key.question_id, self.key.trial)
+        trial = 0 if self.shared_trials else self.key.trial
+        return namespace_for(self.key.agent, self.key.model, self.key.question_id, trial)
 
 
 def default_input(question: str) -> dict[str, Any]:
