@@ -47,7 +47,7 @@ def trajectory_panel(traj: Any, max_entities: int = 6) -> Panel:
         if len(step.entities) > max_entities:
             cell.append(f" +{len(step.entities) - max_entities} more", style="dim")
         if step.edges:
-            cell.append(f"  [{len(step.edges)} edges]", style="dim")
+            cell.append(f"  [{len(step.edges)} edge{'' if len(step.edges) == 1 else 's'}]", style="dim")
         if step.error:
             cell = Text(f"error: {step.error}", style="red")
         steps.add_row(str(step.index), step.tool, short_args(step.args), cell)
