@@ -62,7 +62,7 @@ def test_baseline_context_goes_to_a_single_model_call_and_respects_the_filter():
 def test_text_answer_without_submit_is_kept():
     model = ScriptedChatModel(script=[AIMessage(content="It is Nairobi [E:E2].")])
     result = llm_only(model).invoke("What is the capital of Kenya?")
-    assert answer_from_result(result) == ("It is Nairobi .", ["E2"], "ok")
+    assert answer_from_result(result) == ("It is Nairobi.", ["E2"], "ok")  # markers stripped as the tracer strips them
 
 
 @pytest.fixture

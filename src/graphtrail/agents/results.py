@@ -3,56 +3,36 @@
 Every graphtrail agent (agentic variants and baselines) returns
 ``{"messages": [...]}``. Per ``docs/architecture.md`` section 3, the answer is
 the *last accepted* ``submit_answer`` call: one whose ``ToolMessage`` is not an
-error. Runs without one are ``"no_answer"`` -- except a run that never tried to
-submit and ended with a plain AI text: that text is the answer, with
-``[E:<id>]`` markers as its citations (how a model without tools answers).
+error; runs whose submissions were all rejected are ``"no_answer"``. A run that
+never tried to submit and ended with a plain AI text answers with that text,
+with ``[E:<id>]`` markers as its citations (how a model without tools answers),
+unless the text is LangChain's call-limit notice.
+
+This is exactly the tracer's rule (:func:`graphtrail.tracer.extract.extract_answer`),
+so an agent's result and its trajectory always agree.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage
 
-from ..tracer.extract import is_limit_message
+from ..tracer.extract import compile_pattern, extract_answer
 
 __all__ = ["answer_from_result", "answer_from_messages", "Status"]
 
 Status = Literal["ok", "no_answer"]
-_MARKER = re.compile(r"\[E:([^\]\s]+)\]")
+_MARKERS = compile_pattern(None)
 
 
 def answer_from_messages(messages: Sequence[BaseMessage]) -> tuple[str | None, list[str], Status]:
     """``(answer, citations, status)`` from a conversation."""
-    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
-    accepted: tuple[str, list[str]] | None = None
-    attempted = False
-    for msg in messages:
-        if not isinstance(msg, AIMessage):
-            continue
-        for call in msg.tool_calls:
-            if call["name"] != "submit_answer":
-                continue
-            attempted = True
-            reply = results.get(call.get("id") or "")
-            if reply is None or reply.status == "error":
-                continue
-            args = call.get("args") or {}
-            citations = args.get("citations") or []
-            if not isinstance(citations, list):
-                citations = [citations]
-            accepted = (str(args.get("answer", "")), [str(c) for c in citations])
-    if accepted is not None:
-        return accepted[0], accepted[1], "ok"
-    last = messages[-1] if messages else None
-    if not attempted and isinstance(last, AIMessage) and not last.tool_calls:
-        text = last.text if isinstance(last.text, str) else str(last.content)
-        if text.strip() and not is_limit_message(text):
-            citations = list(dict.fromkeys(_MARKER.findall(text)))
-            return _MARKER.sub("", text).strip(), citations, "ok"
-    return None, [], "no_answer"
+    found = extract_answer(list(messages), _MARKERS)
+    if found is None or found.status != "ok":
+        return None, [], "no_answer"
+    return found.answer, list(found.citations), "ok"
 
 
 def answer_from_result(result: Mapping[str, Any] | Sequence[BaseMessage]) -> tuple[str | None, list[str], Status]:

@@ -141,9 +141,8 @@ def _find_model(agent: Any) -> Any:
     return None
 
 
-def _model_name(agent: Any) -> str:
-    """The chat model's name if it can be found in the graph without running it, else ``"default"``."""
-    model = _find_model(agent)
+def _model_name(model: Any) -> str:
+    """The name of the chat model :func:`_find_model` found, else ``"default"``."""
     if model is None:
         return "default"
     params = getattr(model, "_identifying_params", {}) or {}
@@ -151,7 +150,7 @@ def _model_name(agent: Any) -> str:
     return str(name or model._llm_type)
 
 
-def _is_deterministic(agent: Any, declared: bool | None) -> bool:
+def _is_deterministic(model: Any, declared: bool | None) -> bool:
     """Whether repeated trials are identical by construction: the user's word, else the model's own.
 
     A model declares it with a ``deterministic`` attribute that is ``True`` (graphtrail's
@@ -160,7 +159,7 @@ def _is_deterministic(agent: Any, declared: bool | None) -> bool:
     """
     if declared is not None:
         return declared
-    return getattr(_find_model(agent), "deterministic", None) is True
+    return getattr(model, "deterministic", None) is True
 
 
 def _closure_values(fn: Any) -> Iterator[Any]:
@@ -291,8 +290,9 @@ async def aevaluate_records(
     traced = agent if _is_traced(agent) else trace_agent(agent)
     runner = AgentRunner(traced, input_builder)
     agent_id = agent_name or _agent_name(agent)
-    model_id = model_name or _model_name(agent)
-    shared_trials = reuse and _is_deterministic(agent, deterministic)
+    model = _find_model(agent)  # one walk of the graph for the name and the determinism flag
+    model_id = model_name or _model_name(model)
+    shared_trials = reuse and _is_deterministic(model, deterministic)
 
     cache = RunCache(out_dir, resume=resume)
     reuse_path = Path(out_dir) / REUSE_FILE if out_dir is not None else None

@@ -29,7 +29,7 @@ import itertools
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -542,12 +542,16 @@ class GraphTrailHandler(BaseCallbackHandler):
 
     @guarded("on_llm_end")
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish_child(run_id, self._llm_end, response)
+
+    def _finish_child(self, run_id: UUID, finish: Callable[[_Rec, Any], None], result: Any) -> None:
+        """Pop a model/tool run and finish its span; if finishing fails, the span still ends (no holes)."""
         rec = self._pop(run_id)
         if rec is None or rec.span is None:
             return
         try:
-            self._llm_end(rec, response)
-        except BaseException:  # the span still ends, so the tree has no holes
+            finish(rec, result)
+        except BaseException:
             _end_if_open(rec.span)
             raise
 
@@ -652,14 +656,7 @@ class GraphTrailHandler(BaseCallbackHandler):
 
     @guarded("on_tool_end")
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        rec = self._pop(run_id)
-        if rec is None or rec.span is None:
-            return
-        try:
-            self._tool_end(rec, output)
-        except BaseException:  # the span still ends, so the tree has no holes
-            _end_if_open(rec.span)
-            raise
+        self._finish_child(run_id, self._tool_end, output)
 
     def _tool_end(self, rec: _Rec, output: Any) -> None:
         assert rec.span is not None
