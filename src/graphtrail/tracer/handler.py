@@ -1,7 +1,7 @@
 """The LangChain callback handler that turns runs into spans and Trajectories.
 
 Span parents come only from LangChain's ``run_id``/``parent_run_id`` through
-this handler's own ``run_id -> span`` map; spans are created with an explicit
+this handler's own ``run_id -> record`` map; spans are created with an explicit
 parent context and the OTel context is never attached in a callback, so
 concurrent runs cannot leak into each other and no "Failed to detach context"
 can happen. Only a root span may take the ambient OTel span (e.g. the app's
@@ -15,12 +15,17 @@ Every other chain run (sequences, hidden writers, routers, and node runs when
 node spans are off) is folded into its nearest traced ancestor: a dict entry,
 no span.
 
-This runs on every step of every traced agent, so it is kept cheap (see
-benchmarks/tracer_overhead.py): one dict lookup per callback, parent contexts
-built once per parent, attributes handed to the SDK in one call at start and
-one at end, lists serialized once. Node spans are off by default because they
-nearly double the span count (19 -> 10 per run of the benchmark agent) for
-information the model and tool spans already carry.
+Record now, build at the end. The root span starts live when the agent run
+starts (so the run has its trace id at once and an app's ambient span can
+parent it). Model, tool and node runs are only *recorded* while the agent runs
+- a small slotted object holding the callback's arguments and two timestamps -
+and become spans, with their real start and end times, entity extraction and
+attributes, in one pass when the agent run ends. Why: callbacks run
+interleaved with LangGraph's own code, where the same work costs 2-3x what it
+costs in one tight pass (cold caches; see benchmarks/tracer_overhead.py). What
+it changes for users: a run's child spans reach the exporter together with its
+root, which is when a BatchSpanProcessor would send them anyway; a process
+killed mid-run loses that run's spans.
 """
 
 from __future__ import annotations
@@ -40,13 +45,15 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from . import attributes as A
-from ._content import ContentMode, check_content_mode, dumps, to_text, truncate
+from ._content import ContentMode, check_content_mode, dumps, dumps_edges, dumps_entities, to_text, truncate
 from ._content import clean_args as _clean_args
-from ._safety import guarded, warn_once
+from ._safety import warn_once
 from .config import get_tracer, run_settings
 from .extract import CitationParser, Extractor, compile_pattern, extract_answer, extract_entities
 from .scope import Capture, active_annotations, active_captures
-from .trajectory import ModelCall, Step, Trajectory
+from .trajectory import Edge, Entity, ModelCall, Step, Trajectory, first_sources, uncited_ids, visited_ids
+
+_StepRow = tuple[int, list[str], str]  # (step index, entity ids, span id): what the root's attributes need
 
 _CONTROL_FLOW = frozenset({"GraphBubbleUp", "GraphInterrupt", "NodeInterrupt", "ParentCommand", "GraphDrained"})
 _HIDDEN_TAG = "langsmith:hidden"
@@ -93,8 +100,8 @@ class _Root:
 
     __slots__ = (
         "run_id", "name", "span", "tracer", "content", "limit", "opts", "captures", "metadata",
-        "question", "conversation_id", "steps", "model_calls", "step_seq", "model_seq",
-        "start_ns", "open", "last_output", "trace_id", "span_id", "node_spans",
+        "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
+        "span_id", "node_spans",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
@@ -109,12 +116,9 @@ class _Root:
         self.metadata: dict[str, Any] = {}
         self.question: str | None = None
         self.conversation_id: str | None = None
-        self.steps: list[Step] = []
-        self.model_calls: list[ModelCall] = []
-        self.step_seq = itertools.count(1)
-        self.model_seq = itertools.count(1)
+        self.runs: list[_Run] = []  # recorded child runs, in start order; spans at the end
+        self.step_seq = itertools.count(1)  # steps are numbered in the order tools finish
         self.start_ns = time.time_ns()
-        self.open: dict[Any, _Rec] = {}  # open child spans, keyed like GraphTrailHandler._recs
         self.last_output: Any = None
         self.span: trace.Span = trace.INVALID_SPAN
         self.trace_id = ""
@@ -124,22 +128,79 @@ class _Root:
         return truncate(value if isinstance(value, str) else to_text(value), self.limit)
 
 
-@dataclass(slots=True)
-class _Rec:
-    root: _Root
-    kind: str  # root | node | chain | collapsed | chat | tool
-    span: trace.Span | None  # None when collapsed
-    parent: trace.Span  # the span children of this run attach to
-    start_ns: int = 0
-    node: str | None = None
-    step: int | None = None
-    tool: str = ""
-    args: Any = None
-    clean_args: dict[str, Any] | None = None
-    tool_call_id: str | None = None
-    index: int = 0
-    model: str | None = None
-    ctx: Context | None = None  # parent context for child spans, built once per rec
+class _Run:
+    """One LangChain run inside an agent run, as recorded by the callbacks.
+
+    ``kind``: ``root`` (the agent run), ``bound`` (a decorated function's root),
+    ``node``/``chain`` (CHAIN spans), ``chat`` or ``tool``. Collapsed chain runs
+    have no record of their own: their run id maps to their nearest recorded
+    ancestor, which ``key`` tells apart.
+    """
+
+    __slots__ = (
+        "root", "kind", "key", "parent", "name", "start_ns", "end_ns", "metadata", "inputs",
+        "params", "output", "error", "index", "span", "ctx",
+    )
+
+    def __init__(self, root: _Root, kind: str, key: Any, parent: _Run | None, name: str,
+                 metadata: Mapping[str, Any] | None = None, inputs: Any = None, params: Any = None) -> None:
+        self.root = root
+        self.kind = kind
+        self.key = key
+        self.parent = parent
+        self.name = name
+        self.start_ns = time.time_ns()
+        self.end_ns = 0  # 0: still open
+        self.metadata = metadata
+        self.inputs = inputs  # chat: last input message; tool: args dict or input string
+        self.params = params  # chat: invocation params; tool: tool_call_id
+        self.output: Any = None
+        self.error: BaseException | None = None
+        self.index = 0  # tools: finishing order (0: not a step)
+        self.span: trace.Span | None = None
+        self.ctx: Context | None = None  # parent context for child spans, built once
+
+
+def _ctx_of(run: _Run) -> Context:
+    """The OTel context that parents ``run``'s children: built once, shared by all of them."""
+    ctx = run.ctx
+    if ctx is None:
+        ctx = run.ctx = trace.set_span_in_context(run.span or run.root.span, Context())
+    return ctx
+
+
+def _graph_attrs(attrs: dict[str, Any], metadata: Mapping[str, Any] | None) -> tuple[str | None, int | None]:
+    if not metadata:
+        return None, None
+    node = metadata.get("langgraph_node")
+    step = metadata.get("langgraph_step")
+    node = node if isinstance(node, str) else None
+    step = step if isinstance(step, int) and not isinstance(step, bool) else None
+    if node is not None:
+        attrs[A.LANGGRAPH_NODE] = node
+    if step is not None:
+        attrs[A.LANGGRAPH_STEP] = step
+    return node, step
+
+
+def _error_text(root: _Root, error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}" if root.content == "full" else type(error).__name__
+    return root.text(text)
+
+
+def _mark_error(span: trace.Span, root: _Root, error: BaseException, at_ns: int) -> str | None:
+    """Error status and exception event on ``span``; control flow only gets a tag (returns None)."""
+    if is_control_flow(error):
+        span.set_attribute(A.CONTROL_FLOW, type(error).__name__)
+        return None
+    text = _error_text(root, error)
+    span.set_status(Status(StatusCode.ERROR, text))
+    span.set_attribute(A.ERROR_TYPE, type(error).__name__)
+    if root.content == "full":
+        span.record_exception(error, timestamp=at_ns)
+    else:
+        span.add_event("exception", {"exception.type": type(error).__name__}, timestamp=at_ns)
+    return text
 
 
 def _question_of(inputs: Any) -> str | None:
@@ -213,9 +274,10 @@ class GraphTrailHandler(BaseCallbackHandler):
             conversation_key=conversation_key,
             node_spans=node_spans,
         )
-        # Keyed by run_id.int: a UUID's __hash__ is a Python call, an int's is not.
-        self._recs: dict[Any, _Rec] = {}
-        self._bound_cache: _Rec | None = None
+        # run_id.int -> its record (a folded chain run maps to its nearest recorded
+        # ancestor). Keyed by int: a UUID's __hash__ is a Python call, an int's is not.
+        self._recs: dict[Any, _Run] = {}
+        self._bound_cache: _Run | None = None
         self._bound = _bound_root
 
     # ------------------------------------------------------------ roots
@@ -261,13 +323,14 @@ class GraphTrailHandler(BaseCallbackHandler):
             if isinstance(value, (str, int)) and not isinstance(value, bool):
                 root.conversation_id = str(value)
 
-    def _finish_root(self, root: _Root, output: Any, error: BaseException | None) -> Trajectory:
+    def _finish_root(self, root: _Root, output: Any, error: BaseException | None) -> Trajectory | None:
+        """End the root span; the run's Trajectory when a ``capture()`` is active, else None."""
         end_ns = time.time_ns()
         span = root.span
-        for rec in list(root.open.values()):  # children left open (interrupts, cancellations)
-            if rec.span is not None:
-                rec.span.end(end_time=end_ns)
-        root.open.clear()
+        try:
+            rows, steps, model_calls = _emit_runs(root, end_ns)
+        finally:
+            root.runs = []
         status, err_text, answer, citations = "ok", None, None, []
         if error is not None and not is_control_flow(error):
             status = "error"
@@ -277,7 +340,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             span.set_attribute(A.ERROR_TYPE, type(error).__name__)
             span.set_attribute(A.ERROR, err_text)
             if root.content == "full":
-                span.record_exception(error)
+                span.record_exception(error, timestamp=end_ns)
         elif error is not None:
             status = "no_answer"
             span.set_attribute(A.CONTROL_FLOW, type(error).__name__)
@@ -295,31 +358,15 @@ class GraphTrailHandler(BaseCallbackHandler):
                 status, citations = found.status, found.citations
                 if found.answer is not None and root.content == "full":
                     answer = root.text(found.answer)
-        steps = sorted(root.steps, key=lambda s: s.index)
-        traj = Trajectory(
-            run_id=root.run_id,
-            trace_id=root.trace_id,
-            span_id=root.span_id,
-            name=root.name,
-            question=root.question,
-            answer=answer,
-            citations=citations,
-            steps=steps,
-            model_calls=sorted(root.model_calls, key=lambda m: m.index),
-            status=status,  # type: ignore[arg-type]
-            error=err_text,
-            start_time=_ns_to_s(root.start_ns),
-            end_time=_ns_to_s(end_ns),
-            conversation_id=root.conversation_id,
-            metadata=root.metadata,
-        )
+        visited = visited_ids(row[1] for row in rows)
+        sources = first_sources(citations, rows)
         attrs: dict[str, Any] = {
             A.STATUS: status,
             A.CITATIONS: dumps(citations),
-            A.VISITED: dumps(traj.visited),
-            A.VISITED_UNCITED: dumps(traj.visited_uncited),
+            A.VISITED: dumps(visited),
+            A.VISITED_UNCITED: dumps(uncited_ids(visited, citations)),
             A.CITATION_SOURCES: dumps(
-                {k: {"entity_id": v.entity_id, "steps": v.steps, "span_ids": v.span_ids} for k, v in traj.citation_sources.items()}
+                {cid: {"entity_id": cid, "steps": steps_, "span_ids": spans} for cid, (steps_, spans) in sources.items()}
             ),
         }
         if answer is not None:
@@ -329,73 +376,66 @@ class GraphTrailHandler(BaseCallbackHandler):
             attrs[A.GEN_AI_CONVERSATION_ID] = root.conversation_id
         span.set_attributes(attrs)
         span.end(end_time=end_ns)
+        if not root.captures:  # nobody reads a Trajectory of this run: don't build one
+            return None
+        traj = Trajectory(
+            run_id=root.run_id,
+            trace_id=root.trace_id,
+            span_id=root.span_id,
+            name=root.name,
+            question=root.question,
+            answer=answer,
+            citations=citations,
+            steps=steps,
+            model_calls=model_calls,
+            status=status,  # type: ignore[arg-type]
+            error=err_text,
+            start_time=_ns_to_s(root.start_ns),
+            end_time=_ns_to_s(end_ns),
+            conversation_id=root.conversation_id,
+            metadata=root.metadata,
+        )
         for cap in root.captures:
             cap._add(traj)
         return traj
 
     # ------------------------------------------------------------ helpers
+    #
+    # The callbacks below run inline on every LangChain run of every traced agent
+    # (38 per run of the benchmark agent), so each one is a single frame: the
+    # never-break-the-app guard is an inline try/except rather than a decorator
+    # (which would re-pack LangChain's keyword arguments on every call), and
+    # the run-id lookups are written out rather than called.
 
-    def _parent(self, parent_run_id: UUID | None) -> _Rec | None:
+    def _parent(self, parent_run_id: UUID | None) -> _Run | None:
         if parent_run_id is not None:
-            rec = self._recs.get(getattr(parent_run_id, "int", parent_run_id))
-            if rec is not None:
-                return rec
+            run = self._recs.get(_key(parent_run_id))
+            if run is not None:
+                return run
         if self._bound is not None:
             return self._bound_rec
         return None
 
     @property
-    def _bound_rec(self) -> _Rec:
+    def _bound_rec(self) -> _Run:
         root = self._bound
         assert root is not None
-        rec = self._bound_cache
-        if rec is None or rec.root is not root:
-            rec = self._bound_cache = _Rec(root=root, kind="bound", span=root.span, parent=root.span)
-        return rec
+        run = self._bound_cache
+        if run is None or run.root is not root:
+            run = self._bound_cache = _Run(root, "bound", None, None, root.name)
+        return run
 
-    @staticmethod
-    def _ctx_of(rec: _Rec) -> Context:
-        """The OTel context that parents ``rec``'s children: built once, shared by all of them."""
-        ctx = rec.ctx
-        if ctx is None:
-            ctx = rec.ctx = trace.set_span_in_context(rec.parent, Context())
-        return ctx
-
-    def _child_span(self, rec_parent: _Rec, name: str, kind: SpanKind, attrs: dict[str, Any], start_ns: int) -> trace.Span:
-        return rec_parent.root.tracer.start_span(
-            name, context=self._ctx_of(rec_parent), kind=kind, attributes=attrs, start_time=start_ns
-        )
-
-    @staticmethod
-    def _graph_attrs(attrs: dict[str, Any], metadata: Mapping[str, Any] | None) -> tuple[str | None, int | None]:
-        if not metadata:
-            return None, None
-        node = metadata.get("langgraph_node")
-        step = metadata.get("langgraph_step")
-        node = node if isinstance(node, str) else None
-        step = step if isinstance(step, int) and not isinstance(step, bool) else None
-        if node is not None:
-            attrs[A.LANGGRAPH_NODE] = node
-        if step is not None:
-            attrs[A.LANGGRAPH_STEP] = step
-        return node, step
-
-    def _pop(self, run_id: UUID) -> _Rec | None:
-        key = getattr(run_id, "int", run_id)
-        rec = self._recs.pop(key, None)
-        if rec is not None and rec.span is not None:
-            rec.root.open.pop(key, None)
-        return rec
-
-    def _keep(self, run_id: UUID, rec: _Rec) -> None:
-        key = getattr(run_id, "int", run_id)
-        self._recs[key] = rec
-        if rec.span is not None and rec.kind != "root":
-            rec.root.open[key] = rec
+    def _finished(self, run_id: UUID) -> _Run | None:
+        """The record a run owns, removed from the map and stamped; None for unknown and folded runs."""
+        key = _key(run_id)
+        run = self._recs.pop(key, None)
+        if run is None or run.key != key:
+            return None
+        run.end_ns = time.time_ns()
+        return run
 
     # ------------------------------------------------------------ chains
 
-    @guarded("on_chain_start")
     def on_chain_start(
         self,
         serialized: dict[str, Any] | None,
@@ -407,82 +447,68 @@ class GraphTrailHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        name = kwargs.get("name") or (serialized or {}).get("name") or ""
-        parent = self._parent(parent_run_id)
-        if parent is None:
-            root = self._start_root(run_id, name, inputs, metadata)
-            self._keep(run_id, _Rec(root=root, kind="root", span=root.span, parent=root.span))
-            return
-        root = parent.root
-        if root.conversation_id is None and metadata and self.options.conversation_key in metadata:
-            self._conversation(root, metadata)
-        if parent.kind == "bound" or (
-            root.node_spans
-            and metadata
-            and metadata.get("langgraph_node") == name
-            and not (tags and _HIDDEN_TAG in tags)
-        ):
-            start_ns = time.time_ns()
-            attrs: dict[str, Any] = {A.OPENINFERENCE_SPAN_KIND: "CHAIN"}
-            self._graph_attrs(attrs, metadata)
-            span = self._child_span(parent, name or "chain", SpanKind.INTERNAL, attrs, start_ns)
-            self._keep(run_id, _Rec(root=root, kind="chain" if parent.kind == "bound" else "node", span=span, parent=span))
-        else:  # folded into the nearest traced ancestor: one dict entry, no span
-            self._recs[getattr(run_id, "int", run_id)] = _Rec(
-                root=root, kind="collapsed", span=None, parent=parent.parent, ctx=self._ctx_of(parent)
-            )
+        try:
+            key = run_id.int if type(run_id) is UUID else run_id
+            # self._parent(parent_run_id), written out: this runs for every chain run
+            parent = None
+            if parent_run_id is not None:
+                parent = self._recs.get(parent_run_id.int if type(parent_run_id) is UUID else parent_run_id)
+            if parent is None and self._bound is not None:
+                parent = self._bound_rec
+            if parent is None:
+                name = kwargs.get("name") or (serialized or {}).get("name") or ""
+                root = self._start_root(run_id, name, inputs, metadata)
+                self._recs[key] = _Run(root, "root", key, None, root.name)
+                return
+            root = parent.root
+            if root.conversation_id is None and metadata and self.options.conversation_key in metadata:
+                self._conversation(root, metadata)
+            if parent.kind == "bound" or (root.node_spans and metadata and not (tags and _HIDDEN_TAG in tags)):
+                name = kwargs.get("name") or (serialized or {}).get("name") or ""
+                if parent.kind == "bound" or metadata.get("langgraph_node") == name:  # type: ignore[union-attr]
+                    run = _Run(root, "chain" if parent.kind == "bound" else "node", key, parent, name or "chain", metadata)
+                    self._recs[key] = run
+                    root.runs.append(run)
+                    return
+            self._recs[key] = parent  # folded into the nearest recorded ancestor: no record
+        except Exception as exc:  # noqa: BLE001 - tracing never breaks the app
+            _callback_failed("on_chain_start", exc)
 
-    @guarded("on_chain_end")
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        rec = self._pop(run_id)
-        if rec is None:
-            return
-        if rec.kind == "root":
-            try:
-                self._finish_root(rec.root, outputs, None)
-            finally:
-                _end_if_open(rec.root.span)
-            return
-        if rec.kind == "chain":
-            rec.root.last_output = outputs
-        if rec.span is not None:
-            rec.span.end()
+        try:
+            # self._finished(run_id), written out: this runs for every chain run
+            key = run_id.int if type(run_id) is UUID else run_id
+            run = self._recs.pop(key, None)
+            if run is None or run.key != key:
+                return
+            run.end_ns = time.time_ns()
+            if run.kind == "root":
+                try:
+                    self._finish_root(run.root, outputs, None)
+                finally:
+                    _end_if_open(run.root.span)
+            elif run.kind == "chain":
+                run.root.last_output = outputs
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_chain_end", exc)
 
-    @guarded("on_chain_error")
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        rec = self._pop(run_id)
-        if rec is None:
-            return
-        if rec.kind == "root":
-            try:
-                self._finish_root(rec.root, None, error)
-            finally:
-                _end_if_open(rec.root.span)
-            return
-        span = rec.span
-        if span is None:
-            return
-        self._mark_error(span, rec.root, error)
-        span.end()
-
-    @staticmethod
-    def _mark_error(span: trace.Span, root: _Root, error: BaseException) -> str | None:
-        if is_control_flow(error):
-            span.set_attribute(A.CONTROL_FLOW, type(error).__name__)
-            return None
-        text = f"{type(error).__name__}: {error}" if root.content == "full" else type(error).__name__
-        text = root.text(text)
-        span.set_status(Status(StatusCode.ERROR, text))
-        span.set_attribute(A.ERROR_TYPE, type(error).__name__)
-        if root.content == "full":
-            span.record_exception(error)
-        else:
-            span.add_event("exception", {"exception.type": type(error).__name__})
-        return text
+        try:
+            run = self._finished(run_id)
+            if run is None:
+                return
+            if run.kind == "root":
+                try:
+                    self._finish_root(run.root, None, error)
+                finally:
+                    _end_if_open(run.root.span)
+            else:
+                run.error = error
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_chain_error", exc)
 
     # ------------------------------------------------------------ models
 
-    @guarded("on_chat_model_start")
     def on_chat_model_start(
         self,
         serialized: dict[str, Any] | None,
@@ -494,9 +520,17 @@ class GraphTrailHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._model_start(run_id, parent_run_id, metadata, kwargs, messages[-1][-1] if messages and messages[-1] else None)
+        try:
+            parent = self._parent(parent_run_id)
+            if parent is not None:
+                key = _key(run_id)
+                last = messages[-1][-1] if messages and messages[-1] else None
+                run = _Run(parent.root, "chat", key, parent, "", metadata, last, kwargs.get("invocation_params"))
+                self._recs[key] = run
+                parent.root.runs.append(run)
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_chat_model_start", exc)
 
-    @guarded("on_llm_start")
     def on_llm_start(
         self,
         serialized: dict[str, Any] | None,
@@ -508,108 +542,35 @@ class GraphTrailHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._model_start(run_id, parent_run_id, metadata, kwargs, prompts[-1] if prompts else None)
-
-    def _model_start(
-        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any], last: Any
-    ) -> None:
-        parent = self._parent(parent_run_id)
-        if parent is None:
-            return
-        root = parent.root
-        start_ns = time.time_ns()
-        meta = metadata or {}
-        params = kwargs.get("invocation_params") or {}
-        model = meta.get("ls_model_name") or params.get("model") or params.get("model_name")
-        model = str(model) if model else None
-        index = next(root.model_seq)
-        attrs: dict[str, Any] = {
-            A.GEN_AI_OPERATION_NAME: "chat",
-            A.OPENINFERENCE_SPAN_KIND: "LLM",
-            A.MODEL_CALL: index,
-        }
-        if model:
-            attrs[A.GEN_AI_REQUEST_MODEL] = model
-            attrs[A.LLM_MODEL_NAME] = model
-        provider = meta.get("ls_provider")
-        if isinstance(provider, str):
-            attrs[A.GEN_AI_PROVIDER_NAME] = provider
-        node, step = self._graph_attrs(attrs, meta)
-        if root.content == "full" and last is not None:
-            attrs[A.INPUT_VALUE] = root.text(getattr(last, "content", last))
-        span = self._child_span(parent, f"chat {model}" if model else "chat", SpanKind.CLIENT, attrs, start_ns)
-        self._keep(run_id, _Rec(root=root, kind="chat", span=span, parent=span, start_ns=start_ns, node=node, step=step, index=index, model=model))
-
-    @guarded("on_llm_end")
-    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self._finish_child(run_id, self._llm_end, response)
-
-    def _finish_child(self, run_id: UUID, finish: Callable[[_Rec, Any], None], result: Any) -> None:
-        """Pop a model/tool run and finish its span; if finishing fails, the span still ends (no holes)."""
-        rec = self._pop(run_id)
-        if rec is None or rec.span is None:
-            return
         try:
-            finish(rec, result)
-        except BaseException:
-            _end_if_open(rec.span)
-            raise
+            parent = self._parent(parent_run_id)
+            if parent is not None:
+                key = _key(run_id)
+                last = prompts[-1] if prompts else None
+                run = _Run(parent.root, "chat", key, parent, "", metadata, last, kwargs.get("invocation_params"))
+                self._recs[key] = run
+                parent.root.runs.append(run)
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_llm_start", exc)
 
-    def _llm_end(self, rec: _Rec, response: Any) -> None:
-        root, span = rec.root, rec.span
-        assert span is not None
-        generations = getattr(response, "generations", None) or [[]]
-        gen = generations[0][0] if generations and generations[0] else None
-        message = getattr(gen, "message", None)
-        in_tok, out_tok = _usage(message, getattr(response, "llm_output", None))
-        response_meta = getattr(message, "response_metadata", None) or {}
-        response_model = response_meta.get("model_name") or response_meta.get("model")
-        calls = [c.get("name", "") for c in (getattr(message, "tool_calls", None) or []) if isinstance(c, Mapping)]
-        attrs: dict[str, Any] = {A.TOOL_CALLS: dumps(calls)}
-        if isinstance(in_tok, int):
-            attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_PROMPT] = in_tok
-        else:
-            in_tok = None
-        if isinstance(out_tok, int):
-            attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_COMPLETION] = out_tok
-        else:
-            out_tok = None
-        if response_model:
-            attrs[A.GEN_AI_RESPONSE_MODEL] = str(response_model)
-        if root.content == "full" and gen is not None:
-            text = to_text(getattr(message, "content", None) if message is not None else getattr(gen, "text", ""))
-            if calls:
-                text = text + ("\n" if text else "") + dumps([{"name": c.get("name"), "args": c.get("args")} for c in message.tool_calls])
-            attrs[A.OUTPUT_VALUE] = root.text(text)
-        end_ns = time.time_ns()
-        span.set_attributes(attrs)
-        span.end(end_time=end_ns)
-        root.model_calls.append(
-            ModelCall(
-                index=rec.index,
-                model=str(response_model) if response_model else rec.model,
-                span_id=_hex_span(span),
-                input_tokens=in_tok,
-                output_tokens=out_tok,
-                tool_calls=calls,
-                start_time=_ns_to_s(rec.start_ns),
-                end_time=_ns_to_s(end_ns),
-                langgraph_node=rec.node,
-                langgraph_step=rec.step,
-            )
-        )
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        try:
+            run = self._finished(run_id)
+            if run is not None:
+                run.output = response
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_llm_end", exc)
 
-    @guarded("on_llm_error")
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        rec = self._pop(run_id)
-        if rec is None or rec.span is None:
-            return
-        self._mark_error(rec.span, rec.root, error)
-        rec.span.end()
+        try:
+            run = self._finished(run_id)
+            if run is not None:
+                run.error = error
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_llm_error", exc)
 
     # ------------------------------------------------------------ tools
 
-    @guarded("on_tool_start")
     def on_tool_start(
         self,
         serialized: dict[str, Any] | None,
@@ -622,45 +583,227 @@ class GraphTrailHandler(BaseCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        parent = self._parent(parent_run_id)
-        if parent is None:
-            return
-        root = parent.root
-        start_ns = time.time_ns()
-        tool = str(kwargs.get("name") or (serialized or {}).get("name") or "tool")
-        call_id = kwargs.get("tool_call_id")
-        raw_args = inputs if isinstance(inputs, dict) else {"input": input_str}
-        args = _clean_args(raw_args, root.content, root.limit)
-        attrs: dict[str, Any] = {
-            A.GEN_AI_OPERATION_NAME: "execute_tool",
-            A.OPENINFERENCE_SPAN_KIND: "TOOL",
-            A.GEN_AI_TOOL_NAME: tool,
-            A.TOOL_NAME: tool,
-        }
-        if isinstance(call_id, str):
-            attrs[A.GEN_AI_TOOL_CALL_ID] = call_id
-        else:
-            call_id = None
-        if root.content != "none":
-            attrs[A.STEP_ARGS] = dumps(args)
-        if root.content == "full":
-            attrs[A.INPUT_VALUE] = attrs[A.STEP_ARGS]
-            attrs[A.INPUT_MIME_TYPE] = "application/json"
-        node, step = self._graph_attrs(attrs, metadata)
-        span = self._child_span(parent, f"execute_tool {tool}", SpanKind.INTERNAL, attrs, start_ns)
-        self._keep(
-            run_id,
-            _Rec(root=root, kind="tool", span=span, parent=span, start_ns=start_ns, node=node, step=step,
-                 tool=tool, args=raw_args, clean_args=args, tool_call_id=call_id),
-        )
+        try:
+            parent = self._parent(parent_run_id)
+            if parent is None:
+                return
+            key = _key(run_id)
+            name = str(kwargs.get("name") or (serialized or {}).get("name") or "tool")
+            call_id = kwargs.get("tool_call_id")
+            run = _Run(parent.root, "tool", key, parent, name, metadata,
+                       inputs if isinstance(inputs, dict) else input_str, call_id if isinstance(call_id, str) else None)
+            self._recs[key] = run
+            parent.root.runs.append(run)
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_tool_start", exc)
 
-    @guarded("on_tool_end")
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self._finish_child(run_id, self._tool_end, output)
+        try:
+            run = self._finished(run_id)
+            if run is not None:
+                run.output = output
+                run.index = next(run.root.step_seq)
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_tool_end", exc)
 
-    def _tool_end(self, rec: _Rec, output: Any) -> None:
-        assert rec.span is not None
-        message = output
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        try:
+            run = self._finished(run_id)
+            if run is not None:
+                run.error = error
+                if not is_control_flow(error):  # an interrupted tool did not finish: no step
+                    run.index = next(run.root.step_seq)
+        except Exception as exc:  # noqa: BLE001
+            _callback_failed("on_tool_error", exc)
+
+
+def _key(run_id: Any) -> Any:
+    """A run id as a dict key: its int for a UUID (whose own __hash__ is a Python call)."""
+    return run_id.int if type(run_id) is UUID else run_id
+
+
+def _callback_failed(callback: str, exc: BaseException) -> None:
+    warn_once(f"handler:{callback}", "graphtrail: tracing failed in %s (%r); the agent is unaffected", callback, exc)
+
+
+# ---------------------------------------------------------------- building spans at the end
+
+
+def _emit_runs(root: _Root, end_ns: int) -> tuple[list[_StepRow], list[Step], list[ModelCall]]:
+    """Turn the recorded runs of ``root`` into spans (start order).
+
+    Returns one row per step (for the root's attributes) and, only when a
+    ``capture()`` will read them, the pydantic Steps and ModelCalls.
+    """
+    rows: list[_StepRow] = []
+    steps: list[Step] = []
+    calls: list[ModelCall] = []
+    keep = bool(root.captures)
+    model_index = 0
+    for run in root.runs:
+        try:
+            if run.kind == "chat":
+                model_index += 1
+                _emit_chat(run, model_index, end_ns, calls if keep else None)
+            elif run.kind == "tool":
+                row = _emit_tool(run, end_ns, steps if keep else None)
+                if row is not None:
+                    rows.append(row)
+            else:
+                _emit_chain(run, end_ns)
+        except Exception as exc:  # noqa: BLE001 - one bad run never costs the others their spans
+            warn_once(f"handler:emit:{run.kind}", "graphtrail: could not record a %s run (%r); the agent is unaffected", run.kind, exc)
+            _emit_bare(run, end_ns)
+    rows.sort(key=lambda r: r[0])
+    steps.sort(key=lambda s: s.index)
+    return rows, steps, calls
+
+
+_BARE = {
+    "chat": ("chat", SpanKind.CLIENT, "LLM"),
+    "tool": ("execute_tool", SpanKind.INTERNAL, "TOOL"),
+}
+
+
+def _emit_bare(run: _Run, end_ns: int) -> None:
+    """The span of a run whose attributes could not be built: it still ends, so the tree has no holes."""
+    try:
+        if run.span is None:
+            operation, kind, oi_kind = _BARE.get(run.kind, ("", SpanKind.INTERNAL, "CHAIN"))
+            attrs: dict[str, Any] = {A.OPENINFERENCE_SPAN_KIND: oi_kind}
+            if operation:
+                attrs[A.GEN_AI_OPERATION_NAME] = operation
+            name = f"{operation} {run.name}".strip() if run.kind == "tool" else (operation or run.name or "chain")
+            _start_span(run, name, kind, attrs)
+        if run.span is not None and run.span.is_recording():
+            run.span.end(end_time=run.end_ns or end_ns)
+    except Exception:  # noqa: BLE001 - already warned
+        pass
+
+
+def _start_span(run: _Run, name: str, kind: SpanKind, attrs: dict[str, Any]) -> trace.Span:
+    parent = run.parent
+    span = run.root.tracer.start_span(
+        name, context=_ctx_of(parent) if parent is not None else None, kind=kind, attributes=attrs, start_time=run.start_ns
+    )
+    run.span = span
+    return span
+
+
+def _emit_chain(run: _Run, end_ns: int) -> None:
+    attrs: dict[str, Any] = {A.OPENINFERENCE_SPAN_KIND: "CHAIN"}
+    _graph_attrs(attrs, run.metadata)
+    span = _start_span(run, run.name or "chain", SpanKind.INTERNAL, attrs)
+    if run.error is not None:
+        _mark_error(span, run.root, run.error, run.end_ns or end_ns)
+    span.end(end_time=run.end_ns or end_ns)
+
+
+def _emit_chat(run: _Run, index: int, end_ns: int, model_calls: list[ModelCall] | None) -> None:
+    root = run.root
+    meta = run.metadata or {}
+    params = run.params or {}
+    model = meta.get("ls_model_name") or params.get("model") or params.get("model_name")
+    model = str(model) if model else None
+    attrs: dict[str, Any] = {
+        A.GEN_AI_OPERATION_NAME: "chat",
+        A.OPENINFERENCE_SPAN_KIND: "LLM",
+        A.MODEL_CALL: index,
+    }
+    if model:
+        attrs[A.GEN_AI_REQUEST_MODEL] = model
+        attrs[A.LLM_MODEL_NAME] = model
+    provider = meta.get("ls_provider")
+    if isinstance(provider, str):
+        attrs[A.GEN_AI_PROVIDER_NAME] = provider
+    node, step = _graph_attrs(attrs, meta)
+    last = run.inputs
+    if root.content == "full" and last is not None:
+        attrs[A.INPUT_VALUE] = root.text(getattr(last, "content", last))
+    name = f"chat {model}" if model else "chat"
+    if not run.end_ns or run.error is not None:  # still open at the end, or failed: no ModelCall
+        span = _start_span(run, name, SpanKind.CLIENT, attrs)
+        if run.error is not None:
+            _mark_error(span, root, run.error, run.end_ns)
+        span.end(end_time=run.end_ns or end_ns)
+        return
+    response = run.output
+    generations = getattr(response, "generations", None) or [[]]
+    gen = generations[0][0] if generations and generations[0] else None
+    message = getattr(gen, "message", None)
+    in_tok, out_tok = _usage(message, getattr(response, "llm_output", None))
+    response_meta = getattr(message, "response_metadata", None) or {}
+    response_model = response_meta.get("model_name") or response_meta.get("model")
+    calls = [c.get("name", "") for c in (getattr(message, "tool_calls", None) or []) if isinstance(c, Mapping)]
+    attrs[A.TOOL_CALLS] = dumps(calls)
+    if isinstance(in_tok, int):
+        attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_PROMPT] = in_tok
+    else:
+        in_tok = None
+    if isinstance(out_tok, int):
+        attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_COMPLETION] = out_tok
+    else:
+        out_tok = None
+    if response_model:
+        attrs[A.GEN_AI_RESPONSE_MODEL] = str(response_model)
+    if root.content == "full" and gen is not None:
+        text = to_text(getattr(message, "content", None) if message is not None else getattr(gen, "text", ""))
+        if calls:
+            text = text + ("\n" if text else "") + dumps([{"name": c.get("name"), "args": c.get("args")} for c in message.tool_calls])
+        attrs[A.OUTPUT_VALUE] = root.text(text)
+    span = _start_span(run, name, SpanKind.CLIENT, attrs)
+    span.end(end_time=run.end_ns)
+    if model_calls is None:
+        return
+    model_calls.append(ModelCall(
+        index=index,
+        model=str(response_model) if response_model else model,
+        span_id=_hex_span(span),
+        input_tokens=in_tok,
+        output_tokens=out_tok,
+        tool_calls=calls,
+        start_time=_ns_to_s(run.start_ns),
+        end_time=_ns_to_s(run.end_ns),
+        langgraph_node=node,
+        langgraph_step=step,
+    ))
+
+
+def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | None:
+    root = run.root
+    raw_args = run.inputs if isinstance(run.inputs, dict) else {"input": run.inputs}
+    args = _clean_args(raw_args, root.content, root.limit)
+    call_id = run.params
+    attrs: dict[str, Any] = {
+        A.GEN_AI_OPERATION_NAME: "execute_tool",
+        A.OPENINFERENCE_SPAN_KIND: "TOOL",
+        A.GEN_AI_TOOL_NAME: run.name,
+        A.TOOL_NAME: run.name,
+    }
+    if call_id is not None:
+        attrs[A.GEN_AI_TOOL_CALL_ID] = call_id
+    if root.content != "none":
+        attrs[A.STEP_ARGS] = dumps(args)
+    if root.content == "full":
+        attrs[A.INPUT_VALUE] = attrs[A.STEP_ARGS]
+        attrs[A.INPUT_MIME_TYPE] = "application/json"
+    node, step = _graph_attrs(attrs, run.metadata)
+    name = f"execute_tool {run.name}"
+    if not run.end_ns or not run.index:  # still open at the end, or stopped by control flow: no step
+        span = _start_span(run, name, SpanKind.INTERNAL, attrs)
+        if run.error is not None:
+            _mark_error(span, root, run.error, run.end_ns)
+        span.end(end_time=run.end_ns or end_ns)
+        return None
+    error_text: str | None = None
+    content: Any = None
+    entities: list[Entity] = []
+    edges: list[Edge] = []
+    tool_failed = False
+    if run.error is not None:
+        error_text = _error_text(root, run.error)
+    else:
+        output = message = run.output
         if type(output).__name__ == "Command":  # a tool may answer with a LangGraph Command
             update = getattr(output, "update", None)
             msgs = update.get("messages") if isinstance(update, Mapping) else None
@@ -669,65 +812,51 @@ class GraphTrailHandler(BaseCallbackHandler):
             content, artifact, status = message.content, getattr(message, "artifact", None), getattr(message, "status", "success")
         else:
             content, artifact, status = output, None, "success"
-        found = extract_entities(rec.tool, content, rec.args if isinstance(rec.args, dict) else {}, artifact, rec.root.opts.extractors)
-        error = None
+        found = extract_entities(run.name, content, run.inputs if isinstance(run.inputs, dict) else {}, artifact, root.opts.extractors)
+        entities, edges = found.entities, found.edges
         if status == "error":
-            error = rec.root.text(to_text(content)) if rec.root.content == "full" else "ToolError"
-            rec.span.set_status(Status(StatusCode.ERROR, error))
-            rec.span.set_attribute(A.ERROR_TYPE, "ToolError")
-        self._end_tool(rec, found.entities, found.edges, content, error)
-
-    @guarded("on_tool_error")
-    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        rec = self._pop(run_id)
-        if rec is None or rec.span is None:
-            return
-        text = self._mark_error(rec.span, rec.root, error)
-        if text is None:  # control flow: the tool did not finish, so it is no step
-            rec.span.end()
-            return
-        self._end_tool(rec, [], [], None, text)
-
-    def _end_tool(self, rec: _Rec, entities: list, edges: list, content: Any, error: str | None) -> None:
-        root, span = rec.root, rec.span
-        assert span is not None
-        index = next(root.step_seq)
-        if root.content == "none":
-            entities = [e if e.name is None and e.type is None else e.model_copy(update={"name": None, "type": None}) for e in entities]
-        ids = [e.id for e in entities]
-        attrs: dict[str, Any] = {
-            A.STEP: index,
-            A.ENTITIES_VISITED: dumps(ids),
-            A.EDGES_TRAVERSED: dumps([[e.source, e.relation, e.target] for e in edges]),
-        }
-        if root.content != "none" and any(e.name is not None or e.type is not None for e in entities):
-            attrs[A.ENTITIES] = dumps([{"id": e.id, "name": e.name, "type": e.type} for e in entities])
-        output_text = None
-        if root.content == "full" and content is not None:
-            output_text = root.text(content)
-            attrs[A.OUTPUT_VALUE] = output_text
-        if error is not None:
-            attrs[A.STEP_ERROR] = error
-        end_ns = time.time_ns()
-        span.set_attributes(attrs)
-        span.end(end_time=end_ns)
-        root.steps.append(
-            Step(
-                index=index,
-                tool=rec.tool,
-                args=rec.clean_args or {},
-                tool_call_id=rec.tool_call_id,
-                span_id=_hex_span(span),
-                entities=entities,
-                edges=edges,
-                output=output_text,
-                error=error,
-                start_time=_ns_to_s(rec.start_ns),
-                end_time=_ns_to_s(end_ns),
-                langgraph_node=rec.node,
-                langgraph_step=rec.step,
-            )
-        )
+            tool_failed = True
+            error_text = root.text(to_text(content)) if root.content == "full" else "ToolError"
+    if root.content == "none":
+        entities = [e if e.name is None and e.type is None else e.model_copy(update={"name": None, "type": None}) for e in entities]
+    ids = [e.id for e in entities]
+    attrs[A.STEP] = run.index
+    attrs[A.ENTITIES_VISITED] = dumps(ids)
+    attrs[A.EDGES_TRAVERSED] = dumps_edges(edges)
+    if root.content != "none" and any(e.name is not None or e.type is not None for e in entities):
+        attrs[A.ENTITIES] = dumps_entities(entities)
+    output_text = None
+    if root.content == "full" and content is not None:
+        output_text = root.text(content)
+        attrs[A.OUTPUT_VALUE] = output_text
+    if error_text is not None:
+        attrs[A.STEP_ERROR] = error_text
+    span = _start_span(run, name, SpanKind.INTERNAL, attrs)
+    if run.error is not None:
+        _mark_error(span, root, run.error, run.end_ns)
+    elif tool_failed:
+        span.set_status(Status(StatusCode.ERROR, error_text))
+        span.set_attribute(A.ERROR_TYPE, "ToolError")
+    span.end(end_time=run.end_ns)
+    span_id = _hex_span(span)
+    if steps is None:
+        return run.index, ids, span_id
+    steps.append(Step(
+        index=run.index,
+        tool=run.name,
+        args=args,
+        tool_call_id=call_id,
+        span_id=span_id,
+        entities=entities,
+        edges=edges,
+        output=output_text,
+        error=error_text,
+        start_time=_ns_to_s(run.start_ns),
+        end_time=_ns_to_s(run.end_ns),
+        langgraph_node=node,
+        langgraph_step=step,
+    ))
+    return run.index, ids, span_id
 
 
 def start_function_root(handler: GraphTrailHandler, name: str, question: str | None) -> _Root:

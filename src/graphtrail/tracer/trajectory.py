@@ -13,11 +13,50 @@ is edited, filtered or rebuilt.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 __all__ = ["Entity", "Edge", "Step", "ModelCall", "CitationSource", "Trajectory"]
+
+
+# The derivation rules, as plain functions: Trajectory's computed fields and the
+# tracer's root-span attributes (built without a Trajectory when nobody captures
+# one) both use them, so the two cannot disagree.
+
+
+def visited_ids(step_ids: Iterable[Iterable[str]]) -> list[str]:
+    """Entity ids over steps (in step order), first-seen order, unique."""
+    seen: dict[str, None] = {}
+    for ids in step_ids:
+        for eid in ids:
+            seen.setdefault(eid, None)
+    return list(seen)
+
+
+def uncited_ids(visited: list[str], citations: list[str]) -> list[str]:
+    cited = set(citations)
+    return [e for e in visited if e not in cited]
+
+
+def first_sources(
+    citations: list[str], steps: Iterable[tuple[int, list[str], str | None]]
+) -> dict[str, tuple[list[int], list[str]]]:
+    """For each citation, ``([step index], [span id])`` of the first step (in step order) returning it; empty lists if none."""
+    steps = list(steps)
+    out: dict[str, tuple[list[int], list[str]]] = {}
+    for cid in citations:
+        src: tuple[list[int], list[str]] = ([], [])
+        for index, ids, span_id in steps:
+            if cid in ids:
+                src[0].append(index)
+                if span_id:
+                    src[1].append(span_id)
+                break
+        out[cid] = src
+    return out
+
 
 
 class _Model(BaseModel):
@@ -113,18 +152,13 @@ class Trajectory(_Model):
     @property
     def visited(self) -> list[str]:
         """Entity ids returned by any tool, in first-seen order, unique."""
-        seen: dict[str, None] = {}
-        for step in self.steps:
-            for entity in step.entities:
-                seen.setdefault(entity.id, None)
-        return list(seen)
+        return visited_ids(step.entity_ids for step in self.steps)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def visited_uncited(self) -> list[str]:
         """Visited entities the answer does not cite, in visit order."""
-        cited = set(self.citations)
-        return [e for e in self.visited if e not in cited]
+        return uncited_ids(self.visited, self.citations)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -134,17 +168,8 @@ class Trajectory(_Model):
         A citation never revealed by a tool maps to an empty source: that is an
         unsupported citation, which the evaluators report.
         """
-        out: dict[str, CitationSource] = {}
-        for cid in self.citations:
-            src = CitationSource(entity_id=cid)
-            for step in self.steps:
-                if cid in step.entity_ids:
-                    src.steps.append(step.index)
-                    if step.span_id:
-                        src.span_ids.append(step.span_id)
-                    break
-            out[cid] = src
-        return out
+        found = first_sources(self.citations, ((s.index, s.entity_ids, s.span_id) for s in self.steps))
+        return {cid: CitationSource(entity_id=cid, steps=steps, span_ids=spans) for cid, (steps, spans) in found.items()}
 
     @property
     def edges(self) -> list[Edge]:
