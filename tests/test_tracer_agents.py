@@ -439,3 +439,97 @@ def test_node_spans_follow_configure_and_trace_agent_overrides_it():
         assert chains(graphtrail.trace_agent(build_create_agent(), name="default")) == []
     finally:
         graphtrail.configure(exporter="none")
+
+
+# ---------------------------------------------------------------- spans are built when the run ends
+
+
+def _shape(spans):
+    """Span names, kinds, parents (by name) and attributes, without ids and times."""
+    volatile = {"graphtrail.run_id", "graphtrail.citation_sources", "gen_ai.tool.call.id"}
+    by_id = {span_id(s): s.name for s in spans}
+    return sorted(
+        (s.name, str(s.kind), by_id.get(parent_id(s)) if s.parent else None,
+         json.dumps({k: v for k, v in s.attributes.items() if k not in volatile}, sort_keys=True))
+        for s in spans
+    )
+
+
+def test_spans_are_the_same_whether_or_not_a_capture_reads_the_run(memory):
+    # Without a capture() no Trajectory is built; the root's attributes come from the
+    # same derivation rules, so what reaches the exporter must not change.
+    agent = graphtrail.trace_agent(build_create_agent(), name="kg")
+    agent.invoke(ask(3))
+    uncaptured = memory.get_finished_spans()
+    memory.clear()
+    with graphtrail.capture() as cap:
+        agent.invoke(ask(3))
+    captured = memory.get_finished_spans()
+    assert _shape(uncaptured) == _shape(captured)
+    root = next(s for s in uncaptured if s.name.startswith("invoke_agent"))
+    sources = json.loads(root.attributes["graphtrail.citation_sources"])
+    step_span = {s.attributes["graphtrail.step"]: span_id(s) for s in uncaptured if s.name.startswith("execute_tool")}
+    assert sources == {"N3-c": {"entity_id": "N3-c", "steps": [2], "span_ids": [step_span[2]]}}
+    captured_root = next(s for s in captured if s.name.startswith("invoke_agent"))
+    traj_sources = {k: v.model_dump() for k, v in cap.trajectories[0].citation_sources.items()}
+    assert json.loads(captured_root.attributes["graphtrail.citation_sources"]) == traj_sources
+
+
+def test_spans_built_at_the_end_keep_the_times_the_runs_had(memory):
+    agent = graphtrail.trace_agent(build_create_agent(), name="kg")
+    agent.invoke(ask(4))
+    spans = memory.get_finished_spans()
+    root = next(s for s in spans if s.name.startswith("invoke_agent"))
+    children = sorted((s for s in spans if s is not root), key=lambda s: s.start_time)
+    assert all(root.start_time <= s.start_time <= s.end_time <= root.end_time for s in children)
+    # model and tool calls alternate and do not overlap: each ends before the next starts
+    assert [s.name.split()[0] for s in children] == ["chat", "execute_tool"] * 3 + ["chat"]
+    assert all(a.end_time <= b.start_time for a, b in zip(children, children[1:]))
+    steps = [s.attributes["graphtrail.step"] for s in children if s.name.startswith("execute_tool")]
+    assert steps == [1, 2, 3]
+
+
+def test_the_root_keeps_the_ambient_span_of_its_start_not_of_its_end(memory):
+    from opentelemetry import trace
+    from uuid import uuid4
+
+    handler = GraphTrailHandler(name="direct")
+    tracer = trace.get_tracer("app", tracer_provider=graphtrail.tracer.get_tracer_provider())
+    root_id, model_id = uuid4(), uuid4()
+    with tracer.start_as_current_span("request-a") as request_a:
+        handler.on_chain_start({}, {"messages": [("user", "q?")]}, run_id=root_id)
+        handler.on_chat_model_start({}, [[AIMessage("q?")]], run_id=model_id, parent_run_id=root_id,
+                                    invocation_params={"model": "m"})
+    with tracer.start_as_current_span("request-b"):
+        handler.on_llm_end(None, run_id=model_id)
+        handler.on_chain_end({"messages": [AIMessage("done [E:X1]")]}, run_id=root_id)
+    spans = memory.get_finished_spans()
+    root = next(s for s in spans if s.name == "invoke_agent direct")
+    chat = next(s for s in spans if s.name == "chat m")
+    assert root.parent.span_id == request_a.get_span_context().span_id
+    assert root.context.trace_id == request_a.get_span_context().trace_id
+    assert chat.parent.span_id == root.context.span_id
+    assert json.loads(root.attributes["graphtrail.citations"]) == ["X1"]
+    assert handler._recs == {}
+
+
+def test_a_failure_while_finishing_still_exports_the_whole_tree(memory, caplog, monkeypatch):
+    import graphtrail.tracer.handler as handler_module
+
+    reset_warnings()
+
+    def broken_answer(*args, **kwargs):
+        raise RuntimeError("graphtrail bug")
+
+    monkeypatch.setattr(handler_module, "extract_answer", broken_answer)
+    agent = graphtrail.trace_agent(build_create_agent(), name="kg")
+    with caplog.at_level(logging.WARNING, logger="graphtrail"):
+        result = agent.invoke(ask(5))
+    assert result["messages"][-1].content == "Answer 5"
+    ours = [r for r in caplog.records if r.name == "graphtrail" and r.levelno == logging.WARNING]
+    assert len(ours) == 1 and "on_chain_end" in ours[0].getMessage()
+    spans = memory.get_finished_spans()
+    names = by_name(spans)
+    (root,) = names["invoke_agent kg"]
+    assert len(names["chat scripted-model"]) == 4 and len([s for s in spans if s.name.startswith("execute_tool")]) == 3
+    assert all(parent_id(s) == span_id(root) for s in spans if s is not root)

@@ -78,10 +78,6 @@ def _end_if_open(span: trace.Span) -> None:
         span.end()
 
 
-def _hex_trace(span: trace.Span) -> str:
-    return format(span.get_span_context().trace_id, "032x")
-
-
 @dataclass(slots=True)
 class TraceOptions:
     """What a handler does beyond the global configure(): per-agent settings."""
@@ -101,7 +97,7 @@ class _Root:
     __slots__ = (
         "run_id", "name", "span", "tracer", "content", "limit", "opts", "captures", "metadata",
         "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
-        "span_id", "node_spans",
+        "span_id", "node_spans", "start_attrs", "links", "parent_ctx",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
@@ -123,6 +119,9 @@ class _Root:
         self.span: trace.Span = trace.INVALID_SPAN
         self.trace_id = ""
         self.span_id = ""
+        self.start_attrs: dict[str, Any] | None = None  # until the span starts
+        self.links: list[Link] = []
+        self.parent_ctx: Context = Context()
 
     def text(self, value: Any) -> str:
         return truncate(value if isinstance(value, str) else to_text(value), self.limit)
@@ -159,6 +158,33 @@ class _Run:
         self.index = 0  # tools: finishing order (0: not a step)
         self.span: trace.Span | None = None
         self.ctx: Context | None = None  # parent context for child spans, built once
+
+
+def _open_root_span(root: _Root) -> None:
+    attrs, root.start_attrs = root.start_attrs, None
+    root.span = root.tracer.start_span(
+        f"invoke_agent {root.name}", context=root.parent_ctx, kind=SpanKind.INTERNAL, attributes=attrs,
+        links=root.links, start_time=root.start_ns,
+    )
+    ctx = root.span.get_span_context()
+    root.trace_id, root.span_id = format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
+
+
+def _close_root(root: _Root) -> None:
+    """However finishing went, the root span and its recorded children exist and end: a failure
+    while finishing (reported once by the caller) costs attributes, never the trace."""
+    try:
+        end_ns = time.time_ns()
+        if root.start_attrs is not None:
+            _open_root_span(root)
+        if root.runs:  # finishing failed before the children were built
+            try:
+                _emit_runs(root, end_ns)
+            finally:
+                root.runs = []
+        _end_if_open(root.span)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _ctx_of(run: _Run) -> Context:
@@ -226,7 +252,7 @@ def _question_of(inputs: Any) -> str | None:
 
 def _usage(message: Any, llm_output: Any) -> tuple[int | None, int | None]:
     usage = getattr(message, "usage_metadata", None)
-    if isinstance(usage, Mapping):
+    if type(usage) is dict or isinstance(usage, Mapping):
         return usage.get("input_tokens"), usage.get("output_tokens")
     if isinstance(llm_output, Mapping):
         tu = llm_output.get("token_usage") or llm_output.get("usage")
@@ -282,7 +308,12 @@ class GraphTrailHandler(BaseCallbackHandler):
 
     # ------------------------------------------------------------ roots
 
-    def _start_root(self, run_id: UUID | str, name: str, inputs: Any, metadata: Mapping[str, Any] | None) -> _Root:
+    def _start_root(
+        self, run_id: UUID | str, name: str, inputs: Any, metadata: Mapping[str, Any] | None, *, live: bool = False
+    ) -> _Root:
+        """A new agent run. Its span starts now only if ``live`` (a decorated function's
+        root, which becomes the ambient span of the function's body); otherwise it is
+        started, with its real start time, when the run ends, like its children."""
         root = _Root(str(run_id), self.options.name or name or "agent", self.options)
         ann = active_annotations()
         attrs: dict[str, Any] = {
@@ -311,10 +342,11 @@ class GraphTrailHandler(BaseCallbackHandler):
         if root.conversation_id is not None:
             attrs[A.GEN_AI_CONVERSATION_ID] = root.conversation_id
         # The ambient span (e.g. the app's request span) may parent the root; nothing else.
-        root.span = root.tracer.start_span(
-            f"invoke_agent {root.name}", kind=SpanKind.INTERNAL, attributes=attrs, links=links, start_time=root.start_ns
-        )
-        root.trace_id, root.span_id = _hex_trace(root.span), _hex_span(root.span)
+        ambient = trace.get_current_span()
+        root.parent_ctx = trace.set_span_in_context(ambient, Context()) if ambient.get_span_context().is_valid else Context()
+        root.start_attrs, root.links = attrs, links
+        if live:
+            _open_root_span(root)
         return root
 
     def _conversation(self, root: _Root, metadata: Mapping[str, Any] | None) -> None:
@@ -326,24 +358,16 @@ class GraphTrailHandler(BaseCallbackHandler):
     def _finish_root(self, root: _Root, output: Any, error: BaseException | None) -> Trajectory | None:
         """End the root span; the run's Trajectory when a ``capture()`` is active, else None."""
         end_ns = time.time_ns()
-        span = root.span
-        try:
-            rows, steps, model_calls = _emit_runs(root, end_ns)
-        finally:
-            root.runs = []
         status, err_text, answer, citations = "ok", None, None, []
+        attrs: dict[str, Any] = {}
         if error is not None and not is_control_flow(error):
             status = "error"
-            err_text = f"{type(error).__name__}: {error}" if root.content == "full" else type(error).__name__
-            err_text = root.text(err_text)
-            span.set_status(Status(StatusCode.ERROR, err_text))
-            span.set_attribute(A.ERROR_TYPE, type(error).__name__)
-            span.set_attribute(A.ERROR, err_text)
-            if root.content == "full":
-                span.record_exception(error, timestamp=end_ns)
+            err_text = _error_text(root, error)
+            attrs[A.ERROR_TYPE] = type(error).__name__
+            attrs[A.ERROR] = err_text
         elif error is not None:
             status = "no_answer"
-            span.set_attribute(A.CONTROL_FLOW, type(error).__name__)
+            attrs[A.CONTROL_FLOW] = type(error).__name__
         else:
             found = extract_answer(output, root.opts.citation_pattern, root.opts.citation_parser)
             if (found is None or not found.citations) and root.last_output is not None:
@@ -358,23 +382,36 @@ class GraphTrailHandler(BaseCallbackHandler):
                 status, citations = found.status, found.citations
                 if found.answer is not None and root.content == "full":
                     answer = root.text(found.answer)
+                    attrs[A.ANSWER] = answer
+                    attrs[A.OUTPUT_VALUE] = answer
+        attrs[A.STATUS] = status
+        attrs[A.CITATIONS] = dumps(citations)
+        if root.conversation_id is not None:
+            attrs[A.GEN_AI_CONVERSATION_ID] = root.conversation_id
+        if root.start_attrs is not None:  # not started yet: start it with all it knows by now
+            root.start_attrs.update(attrs)
+            _open_root_span(root)
+        else:
+            root.span.set_attributes(attrs)
+        span = root.span
+        if err_text is not None:
+            span.set_status(Status(StatusCode.ERROR, err_text))
+            if root.content == "full":
+                span.record_exception(error, timestamp=end_ns)  # type: ignore[arg-type]
+        try:
+            rows, steps, model_calls = _emit_runs(root, end_ns)
+        finally:
+            root.runs = []
+        # What needs the child spans' ids.
         visited = visited_ids(row[1] for row in rows)
         sources = first_sources(citations, rows)
-        attrs: dict[str, Any] = {
-            A.STATUS: status,
-            A.CITATIONS: dumps(citations),
+        span.set_attributes({
             A.VISITED: dumps(visited),
             A.VISITED_UNCITED: dumps(uncited_ids(visited, citations)),
             A.CITATION_SOURCES: dumps(
                 {cid: {"entity_id": cid, "steps": steps_, "span_ids": spans} for cid, (steps_, spans) in sources.items()}
             ),
-        }
-        if answer is not None:
-            attrs[A.ANSWER] = answer
-            attrs[A.OUTPUT_VALUE] = answer
-        if root.conversation_id is not None:
-            attrs[A.GEN_AI_CONVERSATION_ID] = root.conversation_id
-        span.set_attributes(attrs)
+        })
         span.end(end_time=end_ns)
         if not root.captures:  # nobody reads a Trajectory of this run: don't build one
             return None
@@ -486,7 +523,7 @@ class GraphTrailHandler(BaseCallbackHandler):
                 try:
                     self._finish_root(run.root, outputs, None)
                 finally:
-                    _end_if_open(run.root.span)
+                    _close_root(run.root)
             elif run.kind == "chain":
                 run.root.last_output = outputs
         except Exception as exc:  # noqa: BLE001
@@ -501,7 +538,7 @@ class GraphTrailHandler(BaseCallbackHandler):
                 try:
                     self._finish_root(run.root, None, error)
                 finally:
-                    _end_if_open(run.root.span)
+                    _close_root(run.root)
             else:
                 run.error = error
         except Exception as exc:  # noqa: BLE001
@@ -734,7 +771,7 @@ def _emit_chat(run: _Run, index: int, end_ns: int, model_calls: list[ModelCall] 
     in_tok, out_tok = _usage(message, getattr(response, "llm_output", None))
     response_meta = getattr(message, "response_metadata", None) or {}
     response_model = response_meta.get("model_name") or response_meta.get("model")
-    calls = [c.get("name", "") for c in (getattr(message, "tool_calls", None) or []) if isinstance(c, Mapping)]
+    calls = [c.get("name", "") for c in (getattr(message, "tool_calls", None) or []) if type(c) is dict or isinstance(c, Mapping)]
     attrs[A.TOOL_CALLS] = dumps(calls)
     if isinstance(in_tok, int):
         attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_PROMPT] = in_tok
@@ -861,7 +898,7 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
 
 def start_function_root(handler: GraphTrailHandler, name: str, question: str | None) -> _Root:
     """A root for a decorated function: no LangChain run starts it."""
-    return handler._start_root(uuid.uuid4(), name, question, None)
+    return handler._start_root(uuid.uuid4(), name, question, None, live=True)
 
 
 def finish_function_root(handler: GraphTrailHandler, root: _Root, output: Any, error: BaseException | None) -> Trajectory | None:
@@ -871,4 +908,4 @@ def finish_function_root(handler: GraphTrailHandler, root: _Root, output: Any, e
         warn_once("handler:finish", "graphtrail: could not finish the trace (%r); the agent is unaffected", exc)
         return None
     finally:
-        _end_if_open(root.span)
+        _close_root(root)
