@@ -15,7 +15,9 @@ and ``submit_answer``), so any difference is the tracer's cost. Configurations:
 - ``openinference``: OpenInference's ``LangChainInstrumentor`` with the same
   processor and exporter kind on its own ``TracerProvider``;
 - ``gt-noop-otel`` (``--breakdown``): graphtrail with OTel's no-op tracer, so
-  its callback work and the SDK's span recording can be told apart.
+  its callback work and the SDK's span recording can be told apart;
+- ``lc-handler`` (``--breakdown``): a LangChain callback handler that does
+  nothing, i.e. what LangChain itself spends calling any handler at all.
 
 Fairness: the instrumentor patches LangChain globally and ``graphtrail.configure``
 is process-wide, so runs cannot alternate one by one. Instead configurations
@@ -124,6 +126,24 @@ def graphtrail_noop_otel_config() -> Config:
     )
 
 
+def do_nothing_handler_config() -> Config:
+    """LangChain's own cost of calling a handler on every run (``--breakdown``)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class DoNothing(BaseCallbackHandler):
+        run_inline = True
+
+        def on_chain_start(self, *args: Any, **kwargs: Any) -> None: ...
+        def on_chain_end(self, *args: Any, **kwargs: Any) -> None: ...
+        def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None: ...
+        def on_llm_end(self, *args: Any, **kwargs: Any) -> None: ...
+        def on_tool_start(self, *args: Any, **kwargs: Any) -> None: ...
+        def on_tool_end(self, *args: Any, **kwargs: Any) -> None: ...
+
+    agent, handler = build_agent(), DoNothing()
+    return Config("lc-handler", lambda: agent.invoke(agent_input(), config={"callbacks": [handler]}))
+
+
 def openinference_config() -> Config:
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
@@ -182,13 +202,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--breakdown",
         action="store_true",
-        help="also time graphtrail with OTel's no-op tracer, to split its cost into callback work vs span recording",
+        help="also time graphtrail with OTel's no-op tracer and a do-nothing LangChain handler, to split its cost "
+        "into LangChain's handler calls, graphtrail's own work and the SDK's span recording",
     )
     args = parser.parse_args(argv)
 
     configs = [untraced_config(), graphtrail_config(), openinference_config()]
     if args.breakdown:
-        configs.append(graphtrail_noop_otel_config())
+        configs += [graphtrail_noop_otel_config(), do_nothing_handler_config()]
     for config in configs:
         config.run_block(args.warmup, record=False)
     # Drop warm-up spans so the counts below cover timed runs only.

@@ -533,3 +533,18 @@ def test_a_failure_while_finishing_still_exports_the_whole_tree(memory, caplog, 
     (root,) = names["invoke_agent kg"]
     assert len(names["chat scripted-model"]) == 4 and len([s for s in spans if s.name.startswith("execute_tool")]) == 3
     assert all(parent_id(s) == span_id(root) for s in spans if s is not root)
+
+
+def test_a_stream_read_only_in_part_ends_its_trace_without_an_error(memory):
+    agent = graphtrail.trace_agent(build_create_agent(), name="kg")
+    with graphtrail.capture() as cap:
+        for _chunk in agent.stream(ask(2), stream_mode="updates"):
+            break  # the caller has what it wanted
+    (traj,) = cap.trajectories
+    assert traj.status == "no_answer" and traj.error is None
+    spans = memory.get_finished_spans()
+    root = next(s for s in spans if s.name == "invoke_agent kg")
+    assert root.status.status_code != StatusCode.ERROR
+    assert root.attributes["graphtrail.control_flow"] == "GeneratorExit"
+    assert [s.name for s in spans if s is not root] == ["chat scripted-model"]  # what ran before the stop
+    assert agent.graphtrail_handler._recs == {}

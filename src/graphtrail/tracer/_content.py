@@ -29,6 +29,13 @@ def check_content_mode(mode: str) -> ContentMode:
 _encode_str = json.encoder.encode_basestring  # what the encoder uses when ensure_ascii=False
 # One encoder for every call: json.dumps() with options builds a new encoder each time.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+# ... and JSONEncoder.encode() still builds a C encoder per call: build it once. It
+# keeps no state between calls (no cycle markers: a cyclic value hits the recursion
+# limit instead, and the pure encoder below then reports the cycle), so threads may share it.
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODE = (
+    _c_make_encoder(None, str, _encode_str, None, ":", ",", False, False, True) if _c_make_encoder is not None else None
+)
 
 
 def dumps(obj: Any) -> str:
@@ -38,6 +45,11 @@ def dumps(obj: Any) -> str:
         try:
             return "[" + ",".join(map(_encode_str, obj)) + "]"
         except TypeError:  # not all strings
+            pass
+    if _C_ENCODE is not None and type(obj) in (dict, list):
+        try:
+            return "".join(_C_ENCODE(obj, 0))
+        except Exception:  # noqa: BLE001 - the pure encoder below gives the same result or the same error
             pass
     return _ENCODE(obj)
 

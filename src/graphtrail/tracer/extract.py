@@ -94,11 +94,16 @@ def to_entity(item: Any) -> Entity | None:
     return Entity(id=eid) if eid is not None else None
 
 
+_SOURCE_KEYSET = frozenset(_SOURCE_KEYS)
+
+
 def to_edge(item: Any) -> Edge | None:
-    if type(item) is dict:  # fast path for graphtrail's own shape; same result as below
+    if type(item) is dict:  # fast paths for plain dicts; same results as below
         src, rel, tgt = item.get("source"), item.get("relation"), item.get("target")
         if type(src) is str and src and type(rel) is str and rel and type(tgt) is str and tgt:
             return Edge(source=src, relation=rel, target=tgt)
+        if item.keys().isdisjoint(_SOURCE_KEYSET):  # most dicts in a JSON output are no edge
+            return None
     if isinstance(item, Edge):
         return item
     if isinstance(item, Mapping):

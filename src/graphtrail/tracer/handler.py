@@ -55,12 +55,16 @@ from .trajectory import Edge, Entity, ModelCall, Step, Trajectory, first_sources
 
 _StepRow = tuple[int, list[str], str]  # (step index, entity ids, span id): what the root's attributes need
 
-_CONTROL_FLOW = frozenset({"GraphBubbleUp", "GraphInterrupt", "NodeInterrupt", "ParentCommand", "GraphDrained"})
+# LangGraph's interrupts and commands, and GeneratorExit: the consumer of stream()
+# stopped reading early, which ends the run but is no failure of the agent.
+_CONTROL_FLOW = frozenset(
+    {"GraphBubbleUp", "GraphInterrupt", "NodeInterrupt", "ParentCommand", "GraphDrained", "GeneratorExit"}
+)
 _HIDDEN_TAG = "langsmith:hidden"
 
 
 def is_control_flow(error: BaseException) -> bool:
-    """LangGraph's interrupts and parent commands are raised, but are not failures."""
+    """LangGraph's interrupts and parent commands (and a stream closed early) are raised, but are not failures."""
     return any(cls.__name__ in _CONTROL_FLOW for cls in type(error).__mro__)
 
 
