@@ -26,6 +26,7 @@ from tests.test_tracer_kit import (
     by_name,
     kg_model,
     memory,  # noqa: F401 - fixture
+    LIVE_MODES,
     neighbors,
     parent_id,
     search,
@@ -34,6 +35,7 @@ from tests.test_tracer_kit import (
 )
 
 
+@pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)
 @pytest.mark.parametrize("node_spans", [False, True], ids=["default", "node_spans"])
 @pytest.mark.parametrize("style", list(BUILDERS))
 def test_each_agent_style_gives_one_trace_with_graph_attributes(memory, style, node_spans):
@@ -100,6 +102,7 @@ def test_each_agent_style_gives_one_trace_with_graph_attributes(memory, style, n
     assert trajectories_from_spans(spans) == [traj]
 
 
+@pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)
 def test_parallel_tool_calls_in_one_step(memory):
     def policy(messages):
         turn = sum(isinstance(m, AIMessage) for m in messages)
@@ -548,3 +551,73 @@ def test_a_stream_read_only_in_part_ends_its_trace_without_an_error(memory):
     assert root.attributes["graphtrail.control_flow"] == "GeneratorExit"
     assert [s.name for s in spans if s is not root] == ["chat scripted-model"]  # what ran before the stop
     assert agent.graphtrail_handler._recs == {}
+
+
+# ---------------------------------------------------------------- long runs: spans as calls finish
+
+
+def _peeking_agent(exporter, seen, pause_s=0.0):
+    """An agent whose ``peek`` tool notes which spans had been exported when it ran."""
+    import time as _time
+
+    @tool
+    def peek(n: int) -> str:
+        """Note the exported spans."""
+        if n == 1 and pause_s:
+            _time.sleep(pause_s)
+        seen.append(sorted(s.name for s in exporter.get_finished_spans()))
+        return "ok"
+
+    def policy(messages):
+        turn = sum(isinstance(m, AIMessage) for m in messages)
+        if turn < 3:
+            return AIMessage("", tool_calls=[tool_call("peek", {"n": turn}, unique_id())])
+        return AIMessage("done [E:X1]")
+
+    return graphtrail.trace_agent(build_create_agent(ScriptedChatModel(policy=policy), [peek]), name="peek")
+
+
+def test_a_fast_run_exports_its_spans_when_it_ends(memory):
+    seen: list[list[str]] = []
+    _peeking_agent(memory, seen).invoke(ask(1))
+    assert seen == [[], [], []]
+    names = sorted(s.name for s in memory.get_finished_spans())
+    assert names == ["chat scripted-model"] * 4 + ["execute_tool peek"] * 3 + ["invoke_agent peek"]
+
+
+@pytest.mark.parametrize("memory", [0.0], indirect=True)
+def test_live_spans_appear_as_calls_finish(memory):
+    seen: list[list[str]] = []
+    _peeking_agent(memory, seen).invoke(ask(1))
+    # each peek sees the model calls and tools that finished before it; the root only ends last
+    assert seen == [
+        ["chat scripted-model"],
+        ["chat scripted-model"] * 2 + ["execute_tool peek"],
+        ["chat scripted-model"] * 3 + ["execute_tool peek"] * 2,
+    ]
+    spans = memory.get_finished_spans()
+    assert spans[-1].name == "invoke_agent peek"
+    root = spans[-1]
+    assert all(parent_id(s) == span_id(root) for s in spans[:-1])
+    assert json.loads(root.attributes["graphtrail.citations"]) == ["X1"]
+    assert [s.attributes["graphtrail.model_call"] for s in spans if s.name.startswith("chat")] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("memory", [0.15], indirect=True)
+def test_a_run_goes_live_once_it_has_run_for_live_after(memory):
+    # the first peek runs early (nothing exported yet); the second sleeps past
+    # live_after, so everything finished by then is built and exported at once
+    seen: list[list[str]] = []
+    with graphtrail.capture() as cap:
+        _peeking_agent(memory, seen, pause_s=0.2).invoke(ask(1))
+    assert seen[0] == []
+    assert seen[2] == ["chat scripted-model"] * 3 + ["execute_tool peek"] * 2
+    (traj,) = cap.trajectories
+    assert [s.index for s in traj.steps] == [1, 2, 3] and [m.index for m in traj.model_calls] == [1, 2, 3, 4]
+    assert trajectories_from_spans(memory.get_finished_spans()) == [traj]
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan")])
+def test_live_after_must_be_seconds(bad):
+    with pytest.raises(ValueError, match="live_after"):
+        graphtrail.configure(live_after=bad)

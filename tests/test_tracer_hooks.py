@@ -19,6 +19,7 @@ from tests.test_tracer_kit import (
     build_custom_node_graph,
     build_toolnode_graph,
     memory,  # noqa: F401 - fixture
+    LIVE_MODES,
     root_of,
 )
 
@@ -41,6 +42,7 @@ def _check_no_cross_talk(spans, trajectories, numbers):
     assert sorted(t.question for t in trajectories) == sorted(ask(n)["messages"][0][1] for n in numbers)
 
 
+@pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)
 async def test_50_concurrent_async_runs_never_mix(memory, caplog):
     agent = graphtrail.trace_agent(build_create_agent(), name="conc")
     with caplog.at_level(logging.ERROR), graphtrail.capture() as cap:
@@ -51,6 +53,7 @@ async def test_50_concurrent_async_runs_never_mix(memory, caplog):
     assert sorted(trajectories_from_spans(spans), key=lambda t: t.run_id) == sorted(cap.trajectories, key=lambda t: t.run_id)
 
 
+@pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)
 def test_threaded_runs_never_mix(memory):
     agent = graphtrail.trace_agent(build_toolnode_graph(), name="threads")
     with graphtrail.capture() as cap, ThreadPoolExecutor(8) as pool:

@@ -157,14 +157,23 @@ BUILDERS = {
 }
 
 
+#: Spans built when the run ends (the default for a fast run), or as each call finishes.
+LIVE_MODES = [pytest.param(None, id="built-at-end"), pytest.param(0.0, id="built-live")]
+
+
 def ask(n: int | str) -> dict[str, Any]:
     return {"messages": [("user", f"Which currency does Q-{n} use?")]}
 
 
 @pytest.fixture
-def memory():
-    """graphtrail configured with the in-memory exporter; restored to "none" after."""
-    graphtrail.configure(exporter="memory")
+def memory(request):
+    """graphtrail configured with the in-memory exporter; restored to "none" after.
+
+    Parametrize it indirectly with a ``live_after`` (seconds) to trace in live mode:
+    ``@pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)``.
+    """
+    live_after = getattr(request, "param", None)
+    graphtrail.configure(exporter="memory", **({} if live_after is None else {"live_after": live_after}))
     exporter = get_memory_exporter()
     yield exporter
     graphtrail.configure(exporter="none")

@@ -46,6 +46,9 @@ EXPORTERS: tuple[str, ...] = ("otlp", "console", "jsonl", "none", "memory")
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
 # One CHAIN span per LangGraph node execution; see docs/spans.md ("LangGraph nodes").
 DEFAULT_NODE_SPANS = False
+# A run's spans are built when it ends, or as its calls finish once it has been
+# running this long (docs/spans.md, "When spans are made").
+DEFAULT_LIVE_AFTER_S = 1.0
 
 
 class _GuardedExporter(SpanExporter):
@@ -113,6 +116,7 @@ class _State:
     content: ContentMode = "full"
     max_value_length: int = DEFAULT_MAX_VALUE_LENGTH
     node_spans: bool = DEFAULT_NODE_SPANS
+    live_after_ns: int = int(DEFAULT_LIVE_AFTER_S * 1e9)
     configured: bool = False
     switches: dict[int, tuple[Any, _SwitchProcessor]] = field(default_factory=dict)
     tracers: dict[int, tuple[Any, trace.Tracer]] = field(default_factory=dict)
@@ -242,6 +246,7 @@ def configure(
     span_exporter: SpanExporter | None = None,
     span_processor: SpanProcessor | None = None,
     node_spans: bool = DEFAULT_NODE_SPANS,
+    live_after: float = DEFAULT_LIVE_AFTER_S,
 ) -> Any:
     """Choose where graphtrail's spans go; returns the TracerProvider it will use.
 
@@ -262,12 +267,18 @@ def configure(
       root and the model/tool spans. ``False`` hangs model and tool spans
       directly under the root (they keep ``langgraph.node``/``langgraph.step``)
       and makes tracing cheaper; ``trace_agent(node_spans=...)`` overrides it.
+    - ``live_after``: seconds. A run's spans are built in one pass when it ends
+      (cheaper); once a run has been going this long, each model/tool span is
+      built as soon as its call finishes, so long runs show up in your backend
+      while they work. ``0`` builds every span as it finishes.
 
     Calling ``configure`` again replaces graphtrail's previous choice.
     """
     content = check_content_mode(content)
     if max_value_length < 16:
         raise ValueError("max_value_length must be at least 16")
+    if not live_after >= 0:  # also rejects NaN
+        raise ValueError(f"live_after must be a number of seconds >= 0, got {live_after!r}")
     asked = exporter is not None or span_exporter is not None or span_processor is not None
     if exporter is None:
         exporter = "otlp" if _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") else "none"
@@ -297,6 +308,7 @@ def configure(
         _state.processor, _state.memory = processor, memory
         _state.content, _state.max_value_length = content, max_value_length
         _state.node_spans = bool(node_spans)
+        _state.live_after_ns = int(live_after * 1e9) if live_after != float("inf") else 2**62
         _state.configured = True
         _state.tracers.clear()
         return target or _state.own
@@ -333,10 +345,10 @@ def content_settings() -> tuple[ContentMode, int]:
     return _state.content, _state.max_value_length
 
 
-def run_settings() -> tuple[ContentMode, int, bool]:
-    """(content mode, max value length, node spans) for a run starting now: one lookup per run."""
+def run_settings() -> tuple[ContentMode, int, bool, int]:
+    """(content mode, max value length, node spans, live-after ns) for a run starting now: one lookup per run."""
     _ensure_configured()
-    return _state.content, _state.max_value_length, _state.node_spans
+    return _state.content, _state.max_value_length, _state.node_spans, _state.live_after_ns
 
 
 def get_memory_exporter() -> InMemorySpanExporter | None:

@@ -15,23 +15,25 @@ Every other chain run (sequences, hidden writers, routers, and node runs when
 node spans are off) is folded into its nearest traced ancestor: a dict entry,
 no span.
 
-Record now, build at the end. The root span starts live when the agent run
-starts (so the run has its trace id at once and an app's ambient span can
-parent it). Model, tool and node runs are only *recorded* while the agent runs
-- a small slotted object holding the callback's arguments and two timestamps -
-and become spans, with their real start and end times, entity extraction and
-attributes, in one pass when the agent run ends. Why: callbacks run
-interleaved with LangGraph's own code, where the same work costs 2-3x what it
-costs in one tight pass (cold caches; see benchmarks/tracer_overhead.py). What
-it changes for users: a run's child spans reach the exporter together with its
-root, which is when a BatchSpanProcessor would send them anyway; a process
-killed mid-run loses that run's spans.
+Record now, build at the end. The root span of a wrapped Runnable and the
+model, tool and node runs are only *recorded* while the agent runs (a small
+slotted object holding the callback's arguments and two timestamps) and become
+spans, with their real start and end times, entity extraction and attributes,
+in one pass when the agent run ends. Why: callbacks run interleaved with
+LangGraph's own code, where the same work costs 2-3x what it costs in one tight
+pass (cold caches; see benchmarks/tracer_overhead.py). A run that goes on for
+``configure(live_after=...)`` seconds switches to live: its root span starts
+and each finished call is built at once, so long runs can be watched while
+they work. A decorated function's root starts live, as the function's body
+runs inside it. docs/spans.md ("When spans are made") has what this means for
+users.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -54,6 +56,7 @@ from .scope import Capture, active_annotations, active_captures
 from .trajectory import Edge, Entity, ModelCall, Step, Trajectory, first_sources, uncited_ids, visited_ids
 
 _StepRow = tuple[int, list[str], str]  # (step index, entity ids, span id): what the root's attributes need
+_ROOT_KINDS = ("root", "bound")  # records whose span is the root span
 
 # LangGraph's interrupts and commands, and GeneratorExit: the consumer of stream()
 # stopped reading early, which ends the run but is no failure of the agent.
@@ -101,14 +104,15 @@ class _Root:
     __slots__ = (
         "run_id", "name", "span", "tracer", "content", "limit", "opts", "captures", "metadata",
         "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
-        "span_id", "node_spans", "start_attrs", "links", "parent_ctx",
+        "span_id", "node_spans", "start_attrs", "links", "parent_ctx", "live_after_ns", "live", "finished",
+        "lock", "built", "model_seq", "rows", "steps", "model_calls",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
         self.run_id = run_id
         self.name = name
         self.opts = opts
-        mode, self.limit, node_spans = run_settings()
+        mode, self.limit, node_spans, self.live_after_ns = run_settings()
         self.content: ContentMode = opts.content or mode
         self.node_spans: bool = node_spans if opts.node_spans is None else opts.node_spans
         self.tracer = get_tracer()
@@ -116,8 +120,16 @@ class _Root:
         self.metadata: dict[str, Any] = {}
         self.question: str | None = None
         self.conversation_id: str | None = None
-        self.runs: list[_Run] = []  # recorded child runs, in start order; spans at the end
+        self.runs: list[_Run] = []  # recorded child runs, in start order
+        self.built = 0  # runs[:built] all have their spans
+        self.live = False  # a long run: spans are built as calls finish
+        self.finished = False
+        self.lock = threading.RLock()  # live builds may happen on several threads at once
         self.step_seq = itertools.count(1)  # steps are numbered in the order tools finish
+        self.model_seq = itertools.count(1)  # model calls in the order they start
+        self.rows: list[_StepRow] = []  # what the root's attributes need, per step
+        self.steps: list[Step] = []  # only when a capture() will read them
+        self.model_calls: list[ModelCall] = []
         self.start_ns = time.time_ns()
         self.last_output: Any = None
         self.span: trace.Span = trace.INVALID_SPAN
@@ -159,7 +171,7 @@ class _Run:
         self.params = params  # chat: invocation params; tool: tool_call_id
         self.output: Any = None
         self.error: BaseException | None = None
-        self.index = 0  # tools: finishing order (0: not a step)
+        self.index = 0  # chat: model call number (start order); tool: step number (finishing order; 0: no step)
         self.span: trace.Span | None = None
         self.ctx: Context | None = None  # parent context for child spans, built once
 
@@ -181,11 +193,11 @@ def _close_root(root: _Root) -> None:
         end_ns = time.time_ns()
         if root.start_attrs is not None:
             _open_root_span(root)
-        if root.runs:  # finishing failed before the children were built
-            try:
-                _emit_runs(root, end_ns)
-            finally:
-                root.runs = []
+        if root.built < len(root.runs):  # finishing failed before all children were built
+            with root.lock:
+                root.finished = True
+                _build_runs(root, end_ns, final=True)
+        root.runs = []
         _end_if_open(root.span)
     except Exception:  # noqa: BLE001
         pass
@@ -278,6 +290,12 @@ class GraphTrailHandler(BaseCallbackHandler):
     ignore_retriever = True
     ignore_retry = True
     ignore_custom_event = True
+    # Plain attributes, not BaseCallbackHandler's properties: LangChain reads one on
+    # every event it sends, and a property is a Python call each time.
+    ignore_llm = False
+    ignore_chain = False
+    ignore_agent = False
+    ignore_chat_model = False
 
     def __init__(
         self,
@@ -402,10 +420,15 @@ class GraphTrailHandler(BaseCallbackHandler):
             span.set_status(Status(StatusCode.ERROR, err_text))
             if root.content == "full":
                 span.record_exception(error, timestamp=end_ns)  # type: ignore[arg-type]
-        try:
-            rows, steps, model_calls = _emit_runs(root, end_ns)
-        finally:
-            root.runs = []
+        with root.lock:
+            root.finished = True
+            try:
+                _build_runs(root, end_ns, final=True)
+            finally:
+                root.runs = []
+        rows = sorted(root.rows, key=lambda r: r[0])
+        steps = sorted(root.steps, key=lambda st: st.index)
+        model_calls = sorted(root.model_calls, key=lambda m: m.index)
         # What needs the child spans' ids.
         visited = visited_ids(row[1] for row in rows)
         sources = first_sources(citations, rows)
@@ -528,8 +551,10 @@ class GraphTrailHandler(BaseCallbackHandler):
                     self._finish_root(run.root, outputs, None)
                 finally:
                     _close_root(run.root)
-            elif run.kind == "chain":
-                run.root.last_output = outputs
+            else:
+                if run.kind == "chain":
+                    run.root.last_output = outputs
+                _after_finish(run)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_chain_end", exc)
 
@@ -545,6 +570,7 @@ class GraphTrailHandler(BaseCallbackHandler):
                     _close_root(run.root)
             else:
                 run.error = error
+                _after_finish(run)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_chain_error", exc)
 
@@ -567,6 +593,7 @@ class GraphTrailHandler(BaseCallbackHandler):
                 key = _key(run_id)
                 last = messages[-1][-1] if messages and messages[-1] else None
                 run = _Run(parent.root, "chat", key, parent, "", metadata, last, kwargs.get("invocation_params"))
+                run.index = next(parent.root.model_seq)
                 self._recs[key] = run
                 parent.root.runs.append(run)
         except Exception as exc:  # noqa: BLE001
@@ -589,6 +616,7 @@ class GraphTrailHandler(BaseCallbackHandler):
                 key = _key(run_id)
                 last = prompts[-1] if prompts else None
                 run = _Run(parent.root, "chat", key, parent, "", metadata, last, kwargs.get("invocation_params"))
+                run.index = next(parent.root.model_seq)
                 self._recs[key] = run
                 parent.root.runs.append(run)
         except Exception as exc:  # noqa: BLE001
@@ -599,6 +627,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             run = self._finished(run_id)
             if run is not None:
                 run.output = response
+                _after_finish(run)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_llm_end", exc)
 
@@ -607,6 +636,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             run = self._finished(run_id)
             if run is not None:
                 run.error = error
+                _after_finish(run)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_llm_error", exc)
 
@@ -644,6 +674,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             if run is not None:
                 run.output = output
                 run.index = next(run.root.step_seq)
+                _after_finish(run)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_tool_end", exc)
 
@@ -654,8 +685,16 @@ class GraphTrailHandler(BaseCallbackHandler):
                 run.error = error
                 if not is_control_flow(error):  # an interrupted tool did not finish: no step
                     run.index = next(run.root.step_seq)
+                _after_finish(run)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_tool_error", exc)
+
+
+def _after_finish(run: _Run) -> None:
+    """Build spans now if the run is long enough to be watched live (configure(live_after=...))."""
+    root = run.root
+    if root.live or run.end_ns - root.start_ns >= root.live_after_ns:
+        _go_live(root)
 
 
 def _key(run_id: Any) -> Any:
@@ -670,34 +709,51 @@ def _callback_failed(callback: str, exc: BaseException) -> None:
 # ---------------------------------------------------------------- building spans at the end
 
 
-def _emit_runs(root: _Root, end_ns: int) -> tuple[list[_StepRow], list[Step], list[ModelCall]]:
-    """Turn the recorded runs of ``root`` into spans (start order).
+def _build_runs(root: _Root, end_ns: int, final: bool) -> None:
+    """Make spans (and rows, Steps, ModelCalls) of recorded runs; call with ``root.lock`` held.
 
-    Returns one row per step (for the root's attributes) and, only when a
-    ``capture()`` will read them, the pydantic Steps and ModelCalls.
+    ``final`` (the run ended): every run not built yet, open ones ending at
+    ``end_ns``. Otherwise (a long run, live): the runs that finished and whose
+    parent span exists; the others wait for a later call.
     """
-    rows: list[_StepRow] = []
-    steps: list[Step] = []
-    calls: list[ModelCall] = []
-    keep = bool(root.captures)
-    model_index = 0
-    for run in root.runs:
-        try:
-            if run.kind == "chat":
-                model_index += 1
-                _emit_chat(run, model_index, end_ns, calls if keep else None)
-            elif run.kind == "tool":
-                row = _emit_tool(run, end_ns, steps if keep else None)
-                if row is not None:
-                    rows.append(row)
-            else:
-                _emit_chain(run, end_ns)
-        except Exception as exc:  # noqa: BLE001 - one bad run never costs the others their spans
-            warn_once(f"handler:emit:{run.kind}", "graphtrail: could not record a %s run (%r); the agent is unaffected", run.kind, exc)
-            _emit_bare(run, end_ns)
-    rows.sort(key=lambda r: r[0])
-    steps.sort(key=lambda s: s.index)
-    return rows, steps, calls
+    runs = root.runs
+    keep = root.steps if root.captures else None
+    calls = root.model_calls if root.captures else None
+    contiguous = True
+    for i in range(root.built, len(runs)):
+        run = runs[i]
+        if run.span is None:
+            parent = run.parent
+            if not final and not (run.end_ns and (parent is None or parent.span is not None or parent.kind in _ROOT_KINDS)):
+                contiguous = False
+                continue
+            try:
+                if run.kind == "chat":
+                    _emit_chat(run, end_ns, calls)
+                elif run.kind == "tool":
+                    row = _emit_tool(run, end_ns, keep)
+                    if row is not None:
+                        root.rows.append(row)
+                else:
+                    _emit_chain(run, end_ns)
+            except Exception as exc:  # noqa: BLE001 - one bad run never costs the others their spans
+                warn_once(f"handler:emit:{run.kind}", "graphtrail: could not record a %s run (%r); the agent is unaffected", run.kind, exc)
+                _emit_bare(run, end_ns)
+            run.inputs = run.output = run.metadata = run.params = None  # built: let go of what the agent produced
+        if contiguous:
+            root.built = i + 1
+
+
+def _go_live(root: _Root) -> None:
+    """A long run: from now on its spans are built as its calls finish."""
+    with root.lock:
+        if root.finished:
+            return
+        if not root.live:
+            root.live = True
+            if root.start_attrs is not None:
+                _open_root_span(root)
+        _build_runs(root, time.time_ns(), final=False)
 
 
 _BARE = {
@@ -740,7 +796,8 @@ def _emit_chain(run: _Run, end_ns: int) -> None:
     span.end(end_time=run.end_ns or end_ns)
 
 
-def _emit_chat(run: _Run, index: int, end_ns: int, model_calls: list[ModelCall] | None) -> None:
+def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> None:
+    index = run.index
     root = run.root
     meta = run.metadata or {}
     params = run.params or {}
