@@ -173,7 +173,31 @@ def span_stats(spans: list[ReadableSpan], runs: int) -> tuple[float, float, int]
     return len(spans) / max(runs, 1), attrs / max(runs, 1), round(size / max(runs, 1))
 
 
-def report(clock: str, times: dict[str, list[float]]) -> tuple[bool, bool]:
+def ratio_ci(runs: list[float], base: list[float], block: int, draws: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% block-bootstrap interval of median(runs) / median(base).
+
+    Runs were timed in blocks of ``block`` consecutive invokes, and neighbours
+    share the machine's mood, so whole blocks are resampled, not single runs.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+
+    def blocks(ts: list[float]) -> np.ndarray:
+        n = len(ts) // block * block
+        return np.asarray(ts[:n]).reshape(-1, block)
+
+    a, b = blocks(runs), blocks(base)
+    ratios = np.empty(draws)
+    for i in range(draws):
+        ra = a[rng.integers(0, len(a), len(a))].ravel()
+        rb = b[rng.integers(0, len(b), len(b))].ravel()
+        ratios[i] = np.median(ra) / np.median(rb)
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def report(clock: str, times: dict[str, list[float]], block: int = 5) -> tuple[bool, bool]:
     """Print medians and ratios for one clock; return (within 15% of untraced, adds <= OpenInference)."""
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     base = medians["untraced"]
@@ -184,7 +208,11 @@ def report(clock: str, times: dict[str, list[float]]) -> tuple[bool, bool]:
         print(f"{name:<14}{medians[name]:>9.2f}{q1:>9.2f}{q3:>9.2f}{medians[name] / base:>12.3f}")
     gt_ratio, oi_ratio = medians["graphtrail"] / base, medians["openinference"] / base
     gt_added, oi_added = medians["graphtrail"] - base, medians["openinference"] - base
-    print(f"graphtrail / untraced    = {gt_ratio:.3f}  (adds {gt_added:+.2f} ms, {100 * (gt_ratio - 1):+.1f}%)")
+    low, high = ratio_ci(times["graphtrail"], times["untraced"], block)
+    print(
+        f"graphtrail / untraced    = {gt_ratio:.3f}  (adds {gt_added:+.2f} ms, {100 * (gt_ratio - 1):+.1f}%; "
+        f"95% CI {low:.3f}-{high:.3f})"
+    )
     print(f"openinference / untraced = {oi_ratio:.3f}  (adds {oi_added:+.2f} ms, {100 * (oi_ratio - 1):+.1f}%)")
     if oi_added > 0:
         print(f"graphtrail overhead / openinference overhead = {gt_added / oi_added:.2f}")
@@ -226,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         spans = c.finished_spans()[warm_spans[c.name] :]
         n_spans, n_attrs, size = span_stats(spans, len(c.wall_ms))
         print(f"{c.name:<14}{len(c.wall_ms):>6}{n_spans:>11.1f}{n_attrs:>11.1f}{size:>16}")
-    report("CPU time (process, all threads)", {c.name: c.cpu_ms for c in configs})
-    report("wall-clock time", {c.name: c.wall_ms for c in configs})
+    report("CPU time (process, all threads)", {c.name: c.cpu_ms for c in configs}, args.block)
+    report("wall-clock time", {c.name: c.wall_ms for c in configs}, args.block)
     print()
     print("CPU time is the primary measure: on a shared machine wall-clock medians mostly measure")
     print("the other processes. Both include the BatchSpanProcessor's export thread when it runs.")
