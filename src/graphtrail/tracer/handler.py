@@ -588,14 +588,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            parent = self._parent(parent_run_id)
-            if parent is not None:
-                key = _key(run_id)
-                last = messages[-1][-1] if messages and messages[-1] else None
-                run = _Run(parent.root, "chat", key, parent, "", metadata, last, kwargs.get("invocation_params"))
-                run.index = next(parent.root.model_seq)
-                self._recs[key] = run
-                parent.root.runs.append(run)
+            self._record_model(run_id, parent_run_id, metadata, kwargs, messages[-1][-1] if messages and messages[-1] else None)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_chat_model_start", exc)
 
@@ -611,16 +604,20 @@ class GraphTrailHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            parent = self._parent(parent_run_id)
-            if parent is not None:
-                key = _key(run_id)
-                last = prompts[-1] if prompts else None
-                run = _Run(parent.root, "chat", key, parent, "", metadata, last, kwargs.get("invocation_params"))
-                run.index = next(parent.root.model_seq)
-                self._recs[key] = run
-                parent.root.runs.append(run)
+            self._record_model(run_id, parent_run_id, metadata, kwargs, prompts[-1] if prompts else None)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_llm_start", exc)
+
+    def _record_model(
+        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any], last: Any
+    ) -> None:
+        parent = self._parent(parent_run_id)
+        if parent is not None:
+            key = _key(run_id)
+            run = _Run(parent.root, "chat", key, parent, "", metadata, last, kwargs.get("invocation_params"))
+            run.index = next(parent.root.model_seq)  # numbered in start order, whenever its span is built
+            self._recs[key] = run
+            parent.root.runs.append(run)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
         try:
