@@ -77,8 +77,13 @@ def _opt_str(value: Any) -> str | None:
 
 
 def to_entity(item: Any) -> Entity | None:
-    if type(item) is dict:  # fast path for graphtrail's own shape; same result as below
-        eid, name, etype = item.get("id"), item.get("name"), item.get("type")
+    if type(item) is dict:  # fast path for plain dicts with string fields; same result as below
+        eid = item.get("id")
+        if eid is None:
+            eid = item.get("entity_id")
+            if eid is None:
+                eid = item.get("node_id")
+        name, etype = item.get("name"), item.get("type")
         if type(eid) is str and eid and type(name) is str and (etype is None or type(etype) is str):
             return Entity(id=eid, name=name, type=etype)
     if isinstance(item, Entity):
@@ -173,34 +178,39 @@ def _parse_json_text(output: Any) -> Any:
 
 
 def generic_extract(output: Any) -> Found:
-    """Entities (dicts with ``id``/``entity_id``/``node_id``) and edges found anywhere in a JSON-like output."""
+    """Entities (dicts with ``id``/``entity_id``/``node_id``) and edges found anywhere in a JSON-like output.
+
+    Depth-first, in document order, at most 8 levels deep and ``_FALLBACK_BUDGET``
+    dicts and lists in all. A dict that reads as an edge is an edge, not an entity.
+    """
     data = _parse_json_text(output)
     found, seen = Found(), set()
-    edge_seen: set[tuple[str, str, str]] = set()
     if not isinstance(data, (dict, list, tuple)):
         return found
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    edge_seen: set[tuple[str, str, str]] = set()
     budget = _FALLBACK_BUDGET
-    order: list[Any] = []
-    # depth-first, pre-order, preserving document order
-    while stack and budget > 0:
-        node, depth = stack.pop()
+
+    def visit(node: Any, depth: int) -> None:
+        nonlocal budget
+        if budget <= 0:
+            return
         budget -= 1
         if isinstance(node, Mapping):
-            order.append(node)
-            if depth < 8:
-                stack.extend((v, depth + 1) for v in reversed(list(node.values())) if isinstance(v, (dict, list, tuple)))
-        elif isinstance(node, (list, tuple)) and depth < 8:
-            stack.extend((v, depth + 1) for v in reversed(node) if isinstance(v, (dict, list, tuple)))
-    for node in order:
-        edge = to_edge(node)
-        if edge is not None:
-            key = (edge.source, edge.relation, edge.target)
-            if key not in edge_seen:
+            edge = to_edge(node)
+            if edge is None:
+                found.add_entity(to_entity(node), seen)
+            elif (key := (edge.source, edge.relation, edge.target)) not in edge_seen:
                 edge_seen.add(key)
                 found.edges.append(edge)
-            continue
-        found.add_entity(to_entity(node), seen)
+            children: Any = node.values()
+        else:
+            children = node
+        if depth < 8:
+            for child in children:
+                if isinstance(child, (dict, list, tuple)):
+                    visit(child, depth + 1)
+
+    visit(data, 0)
     return found
 
 
