@@ -16,6 +16,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import pytest
+
 import graphtrail
 from graphtrail.tracer import Trajectory, flush, trajectories_from_otlp_json, trajectories_from_spans
 from graphtrail.tracer._safety import reset_warnings
@@ -87,6 +89,34 @@ def test_exporter_down_does_not_break_the_agent(caplog):
     assert len(cap.trajectories) == 4
     ours = [r for r in caplog.records if r.name == "graphtrail" and r.levelno >= logging.WARNING]
     assert len(ours) == 1 and f"127.0.0.1:{port}" in ours[0].getMessage()
+
+
+@pytest.mark.parametrize("hook", ["on_start", "on_end"])
+def test_a_span_processor_that_raises_does_not_break_the_agent(caplog, hook):
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("processor bug")
+
+    Broken = type("Broken", (SpanProcessor,), {hook: fail})
+
+    reset_warnings()
+    graphtrail.configure(span_processor=Broken())
+    try:
+        agent = graphtrail.trace_agent(build_create_agent())
+        with caplog.at_level(logging.WARNING, logger="graphtrail"), graphtrail.capture() as cap:
+            results = [agent.invoke(ask(n)) for n in range(3)]
+    finally:
+        graphtrail.configure(exporter="none")
+    assert [r["messages"][-1].content for r in results] == ["Answer 0", "Answer 1", "Answer 2"]
+    assert [t.citations for t in cap.trajectories] == [["N0-c"], ["N1-c"], ["N2-c"]]
+    span_ids = [step.span_id for t in cap.trajectories for step in t.steps]
+    if hook == "on_end":  # the spans were made, only their export failed: trajectories still point at them
+        assert all(span_ids)
+    else:  # no span could start: the trajectories are whole, without span ids
+        assert span_ids and not any(span_ids)
+    ours = [r for r in caplog.records if r.name == "graphtrail" and r.levelno >= logging.WARNING]
+    assert len(ours) == 1 and "processor bug" in ours[0].getMessage()  # said once, not once per span
 
 
 def test_several_exporters_at_once_each_get_every_span(tmp_path):

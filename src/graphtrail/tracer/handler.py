@@ -55,7 +55,7 @@ from .extract import CitationParser, Extractor, compile_pattern, extract_answer,
 from .scope import Capture, active_annotations, active_captures
 from .trajectory import Edge, Entity, ModelCall, Step, Trajectory, first_sources, uncited_ids, visited_ids
 
-_StepRow = tuple[int, list[str], str]  # (step index, entity ids, span id): what the root's attributes need
+_StepRow = tuple[int, list[str], str | None]  # (step index, entity ids, span id): what the root's attributes need
 _ROOT_KINDS = ("root", "bound")  # records whose span is the root span
 
 # LangGraph's interrupts and commands, and GeneratorExit: the consumer of stream()
@@ -75,8 +75,9 @@ def _ns_to_s(ns: int) -> float:
     return ns / 1e9
 
 
-def _hex_span(span: trace.Span) -> str:
-    return format(span.get_span_context().span_id, "016x")
+def _hex_span(span: trace.Span) -> str | None:
+    span_id = span.get_span_context().span_id
+    return format(span_id, "016x") if span_id else None
 
 
 def _end_if_open(span: trace.Span) -> None:
@@ -178,10 +179,14 @@ class _Run:
 
 def _open_root_span(root: _Root) -> None:
     attrs, root.start_attrs = root.start_attrs, None
-    root.span = root.tracer.start_span(
-        f"invoke_agent {root.name}", context=root.parent_ctx, kind=SpanKind.INTERNAL, attributes=attrs,
-        links=root.links, start_time=root.start_ns,
-    )
+    try:
+        root.span = root.tracer.start_span(
+            f"invoke_agent {root.name}", context=root.parent_ctx, kind=SpanKind.INTERNAL, attributes=attrs,
+            links=root.links, start_time=root.start_ns,
+        )
+    except Exception as exc:  # noqa: BLE001 - see _start_span
+        _pipeline_failed(exc)
+        root.span = trace.INVALID_SPAN
     ctx = root.span.get_span_context()
     root.trace_id, root.span_id = format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
 
@@ -439,7 +444,7 @@ class GraphTrailHandler(BaseCallbackHandler):
                 {cid: {"entity_id": cid, "steps": steps_, "span_ids": spans} for cid, (steps_, spans) in sources.items()}
             ),
         })
-        span.end(end_time=end_ns)
+        _end_span(span, end_ns)
         if not root.captures:  # nobody reads a Trajectory of this run: don't build one
             return None
         traj = Trajectory(
@@ -776,12 +781,35 @@ def _emit_bare(run: _Run, end_ns: int) -> None:
 
 
 def _start_span(run: _Run, name: str, kind: SpanKind, attrs: dict[str, Any]) -> trace.Span:
+    """The run's span, started at its real start time. A span processor that raises costs
+    the span (an invalid one stands in), never the run's Step or Trajectory."""
     parent = run.parent
-    span = run.root.tracer.start_span(
-        name, context=_ctx_of(parent) if parent is not None else None, kind=kind, attributes=attrs, start_time=run.start_ns
-    )
+    try:
+        span = run.root.tracer.start_span(
+            name, context=_ctx_of(parent) if parent is not None else None, kind=kind, attributes=attrs,
+            start_time=run.start_ns,
+        )
+    except Exception as exc:  # noqa: BLE001
+        _pipeline_failed(exc)
+        span = trace.INVALID_SPAN
     run.span = span
     return span
+
+
+def _end_span(span: trace.Span, end_ns: int) -> None:
+    try:
+        span.end(end_time=end_ns)
+    except Exception as exc:  # noqa: BLE001 - a processor's on_end raised; the span did end
+        _pipeline_failed(exc)
+
+
+def _pipeline_failed(exc: BaseException) -> None:
+    warn_once(
+        "otel-pipeline",
+        "graphtrail: a span processor or exporter raised %r; spans may be missing, the agent and its trajectories "
+        "are unaffected",
+        exc,
+    )
 
 
 def _emit_chain(run: _Run, end_ns: int) -> None:
@@ -790,7 +818,7 @@ def _emit_chain(run: _Run, end_ns: int) -> None:
     span = _start_span(run, run.name or "chain", SpanKind.INTERNAL, attrs)
     if run.error is not None:
         _mark_error(span, run.root, run.error, run.end_ns or end_ns)
-    span.end(end_time=run.end_ns or end_ns)
+    _end_span(span, run.end_ns or end_ns)
 
 
 def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> None:
@@ -820,7 +848,7 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
         span = _start_span(run, name, SpanKind.CLIENT, attrs)
         if run.error is not None:
             _mark_error(span, root, run.error, run.end_ns)
-        span.end(end_time=run.end_ns or end_ns)
+        _end_span(span, run.end_ns or end_ns)
         return
     response = run.output
     generations = getattr(response, "generations", None) or [[]]
@@ -847,7 +875,7 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
             text = text + ("\n" if text else "") + dumps([{"name": c.get("name"), "args": c.get("args")} for c in message.tool_calls])
         attrs[A.OUTPUT_VALUE] = root.text(text)
     span = _start_span(run, name, SpanKind.CLIENT, attrs)
-    span.end(end_time=run.end_ns)
+    _end_span(span, run.end_ns)
     if model_calls is None:
         return
     model_calls.append(ModelCall(
@@ -888,7 +916,7 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
         span = _start_span(run, name, SpanKind.INTERNAL, attrs)
         if run.error is not None:
             _mark_error(span, root, run.error, run.end_ns)
-        span.end(end_time=run.end_ns or end_ns)
+        _end_span(span, run.end_ns or end_ns)
         return None
     error_text: str | None = None
     content: Any = None
@@ -932,7 +960,7 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
     elif tool_failed:
         span.set_status(Status(StatusCode.ERROR, error_text))
         span.set_attribute(A.ERROR_TYPE, "ToolError")
-    span.end(end_time=run.end_ns)
+    _end_span(span, run.end_ns)
     span_id = _hex_span(span)
     if steps is None:
         return run.index, ids, span_id
