@@ -231,3 +231,33 @@ def test_trace_agent_rejects_non_agents():
         graphtrail.trace_agent(42)
     with pytest.raises(ValueError):
         graphtrail.trace_agent(content="everything")
+
+
+def _cyclic_garbage_per_run(run, times=5):
+    import gc
+
+    run()  # warm: first-call caches are not garbage
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(times):
+            run()
+        return gc.collect() / times
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)
+def test_tracing_leaves_no_cyclic_garbage(memory):
+    # Garbage in reference cycles is freed only by the cyclic GC, whose collections
+    # then land on the traced app's requests: the tracer must leave none behind.
+    plain = build_create_agent()
+    traced = graphtrail.trace_agent(build_create_agent(), name="gc")
+
+    def captured():
+        with graphtrail.capture():
+            traced.invoke(ask(1))
+
+    baseline = _cyclic_garbage_per_run(lambda: plain.invoke(ask(1)))
+    assert _cyclic_garbage_per_run(lambda: traced.invoke(ask(1))) <= baseline
+    assert _cyclic_garbage_per_run(captured) <= baseline

@@ -184,34 +184,32 @@ def generic_extract(output: Any) -> Found:
     dicts and lists in all. A dict that reads as an edge is an edge, not an entity.
     """
     data = _parse_json_text(output)
-    found, seen = Found(), set()
-    if not isinstance(data, (dict, list, tuple)):
-        return found
-    edge_seen: set[tuple[str, str, str]] = set()
-    budget = _FALLBACK_BUDGET
-
-    def visit(node: Any, depth: int) -> None:
-        nonlocal budget
-        if budget <= 0:
-            return
-        budget -= 1
-        if isinstance(node, Mapping):
-            edge = to_edge(node)
-            if edge is None:
-                found.add_entity(to_entity(node), seen)
-            elif (key := (edge.source, edge.relation, edge.target)) not in edge_seen:
-                edge_seen.add(key)
-                found.edges.append(edge)
-            children: Any = node.values()
-        else:
-            children = node
-        if depth < 8:
-            for child in children:
-                if isinstance(child, (dict, list, tuple)):
-                    visit(child, depth + 1)
-
-    visit(data, 0)
+    found = Found()
+    if isinstance(data, (dict, list, tuple)):
+        _visit(data, 0, found, set(), set(), [_FALLBACK_BUDGET])
     return found
+
+
+def _visit(node: Any, depth: int, found: Found, seen: set[str], edge_seen: set[tuple[str, str, str]], budget: list[int]) -> None:
+    # A module-level function, not a closure: a recursive closure is a reference
+    # cycle, i.e. garbage only the cyclic GC can free, on every tool call.
+    if budget[0] <= 0:
+        return
+    budget[0] -= 1
+    if isinstance(node, Mapping):
+        edge = to_edge(node)
+        if edge is None:
+            found.add_entity(to_entity(node), seen)
+        elif (key := (edge.source, edge.relation, edge.target)) not in edge_seen:
+            edge_seen.add(key)
+            found.edges.append(edge)
+        children: Any = node.values()
+    else:
+        children = node
+    if depth < 8:
+        for child in children:
+            if isinstance(child, (dict, list, tuple)):
+                _visit(child, depth + 1, found, seen, edge_seen, budget)
 
 
 def extract_entities(
