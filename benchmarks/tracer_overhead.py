@@ -2,8 +2,8 @@
 
 Not a test: a measurement you run by hand (or in CI for the log)::
 
-    python benchmarks/tracer_overhead.py            # ~30 s idle, ~1 min on 2 busy cores
-    python benchmarks/tracer_overhead.py --runs 400 --breakdown   # + graphtrail with a no-op OTel tracer
+    python benchmarks/tracer_overhead.py              # ~40 s idle, ~1.5 min on 2 busy cores
+    python benchmarks/tracer_overhead.py --breakdown  # + graphtrail with a no-op OTel tracer, a do-nothing handler
 
 The agent is the same ``langchain.agents.create_agent`` graph for every
 configuration (tests/kg_agent.py: a zero-latency scripted model, three KG tools
@@ -224,7 +224,10 @@ def report(clock: str, times: dict[str, list[float]], block: int = 5) -> tuple[b
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=150, help="timed runs per configuration (default 150)")
+    parser.add_argument(
+        "--runs", type=int, default=400,
+        help="timed runs per configuration (default 400: on a shared machine fewer leave the ratio +-0.02)",
+    )
     parser.add_argument("--block", type=int, default=5, help="runs per block before switching (default 5)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs per configuration first")
     parser.add_argument(
