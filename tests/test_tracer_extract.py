@@ -97,9 +97,9 @@ def test_outputs_without_an_answer():
 def test_generic_fallback_shapes():
     found = generic_extract('{"a": {"b": [{"id": 7, "name": "Seven", "type": "num"}, {"entity_id": "E2"}]}, "id": "TOP"}')
     assert [e.id for e in found.entities] == ["TOP", "7", "E2"]
-    assert found.entities[1] == Entity(id="7", name="Seven", type="num")
+    assert found.entities[1].to_model() == Entity(id="7", name="Seven", type="num")
     found = generic_extract([{"node_id": "N1"}, {"subject": "N1", "predicate": "p", "object": "N2"}, ["x"]])
-    assert [e.id for e in found.entities] == ["N1"] and found.edges == [Edge(source="N1", relation="p", target="N2")]
+    assert [e.id for e in found.entities] == ["N1"] and [e.to_model() for e in found.edges] == [Edge(source="N1", relation="p", target="N2")]
     for junk in ("", "not json", "{broken", "[1, 2", 42, None, b"\x00", {"id": None}, {"id": True}, [[[[]]]]):
         assert generic_extract(junk).entities == []
     deep = {"id": "D0"}
@@ -115,7 +115,8 @@ def test_artifact_beats_extractor_beats_fallback():
     assert [e.id for e in extract_entities("t", '{"id": "F1"}', {}, None, ext).entities] == ["X1"]
     assert [e.id for e in extract_entities("t", '{"id": "F1"}', {}, "not-an-artifact", None).entities] == ["F1"]
     tuple_form = {"t": lambda out, args: (["T1", {"id": "T2", "name": 5}], [])}
-    assert extract_entities("t", "", {}, None, tuple_form).entities == [Entity(id="T1"), Entity(id="T2", name="5")]
+    found = extract_entities("t", "", {}, None, tuple_form)
+    assert [e.to_model() for e in found.entities] == [Entity(id="T1"), Entity(id="T2", name="5")]
 
 
 def test_clean_args_modes_and_secrets():

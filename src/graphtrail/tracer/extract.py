@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._safety import warn_once
 from .trajectory import Edge, Entity
@@ -76,7 +76,31 @@ def _opt_str(value: Any) -> str | None:
     return str(value)
 
 
-def to_entity(item: Any) -> Entity | None:
+class EntityRef(NamedTuple):
+    """An entity as extraction found it. A plain tuple: cheap enough to make on every
+    tool call of every traced run; it becomes a pydantic :class:`Entity` only in a
+    Trajectory that someone reads (``capture()``)."""
+
+    id: str
+    name: str | None = None
+    type: str | None = None
+
+    def to_model(self) -> Entity:
+        return Entity(id=self.id, name=self.name, type=self.type)
+
+
+class EdgeRef(NamedTuple):
+    """An edge as extraction found it (see :class:`EntityRef`)."""
+
+    source: str
+    relation: str
+    target: str
+
+    def to_model(self) -> Edge:
+        return Edge(source=self.source, relation=self.relation, target=self.target)
+
+
+def to_entity(item: Any) -> EntityRef | None:
     if type(item) is dict:  # fast path for plain dicts with string fields; same result as below
         eid = item.get("id")
         if eid is None:
@@ -85,50 +109,54 @@ def to_entity(item: Any) -> Entity | None:
                 eid = item.get("node_id")
         name, etype = item.get("name"), item.get("type")
         if type(eid) is str and eid and type(name) is str and (etype is None or type(etype) is str):
-            return Entity(id=eid, name=name, type=etype)
-    if isinstance(item, Entity):
+            return EntityRef(eid, name, etype)
+    if type(item) is EntityRef:
         return item
+    if isinstance(item, Entity):
+        return EntityRef(item.id, item.name, item.type)
     if isinstance(item, Mapping):
         for key in _ID_KEYS:
             eid = _scalar_id(item.get(key))
             if eid is not None:
                 name = next((_opt_str(item[k]) for k in _NAME_KEYS if item.get(k) is not None), None)
-                return Entity(id=eid, name=name, type=_opt_str(item.get("type")))
+                return EntityRef(eid, name, _opt_str(item.get("type")))
         return None
     eid = _scalar_id(item)
-    return Entity(id=eid) if eid is not None else None
+    return EntityRef(eid) if eid is not None else None
 
 
 _SOURCE_KEYSET = frozenset(_SOURCE_KEYS)
 
 
-def to_edge(item: Any) -> Edge | None:
+def to_edge(item: Any) -> EdgeRef | None:
     if type(item) is dict:  # fast paths for plain dicts; same results as below
         src, rel, tgt = item.get("source"), item.get("relation"), item.get("target")
         if type(src) is str and src and type(rel) is str and rel and type(tgt) is str and tgt:
-            return Edge(source=src, relation=rel, target=tgt)
+            return EdgeRef(src, rel, tgt)
         if item.keys().isdisjoint(_SOURCE_KEYSET):  # most dicts in a JSON output are no edge
             return None
-    if isinstance(item, Edge):
+    if type(item) is EdgeRef:
         return item
+    if isinstance(item, Edge):
+        return EdgeRef(item.source, item.relation, item.target)
     if isinstance(item, Mapping):
         src = next((_scalar_id(item.get(k)) for k in _SOURCE_KEYS if _scalar_id(item.get(k))), None)
         tgt = next((_scalar_id(item.get(k)) for k in _TARGET_KEYS if _scalar_id(item.get(k))), None)
         if src is None or tgt is None:
             return None
         rel = next((str(item[k]) for k in _RELATION_KEYS if isinstance(item.get(k), (str, int)) and item.get(k) != ""), "related_to")
-        return Edge(source=src, relation=rel, target=tgt)
+        return EdgeRef(src, rel, tgt)
     if isinstance(item, (list, tuple)) and len(item) == 3 and all(_scalar_id(x) for x in item):
-        return Edge(source=str(item[0]), relation=str(item[1]), target=str(item[2]))
+        return EdgeRef(str(item[0]), str(item[1]), str(item[2]))
     return None
 
 
 @dataclass(slots=True)
 class Found:
-    entities: list[Entity] = field(default_factory=list)
-    edges: list[Edge] = field(default_factory=list)
+    entities: list[EntityRef] = field(default_factory=list)
+    edges: list[EdgeRef] = field(default_factory=list)
 
-    def add_entity(self, entity: Entity | None, seen: set[str]) -> None:
+    def add_entity(self, entity: EntityRef | None, seen: set[str]) -> None:
         if entity is not None and entity.id not in seen:
             seen.add(entity.id)
             self.entities.append(entity)

@@ -51,9 +51,9 @@ from ._content import ContentMode, check_content_mode, dumps, dumps_edges, dumps
 from ._content import clean_args as _clean_args
 from ._safety import warn_once
 from .config import get_tracer, run_settings
-from .extract import CitationParser, Extractor, compile_pattern, extract_answer, extract_entities
+from .extract import CitationParser, EdgeRef, EntityRef, Extractor, compile_pattern, extract_answer, extract_entities
 from .scope import Capture, active_annotations, active_captures
-from .trajectory import Edge, Entity, ModelCall, Step, Trajectory, first_sources, uncited_ids, visited_ids
+from .trajectory import ModelCall, Step, Trajectory, first_sources, uncited_ids, visited_ids
 
 _StepRow = tuple[int, list[str], str | None]  # (step index, entity ids, span id): what the root's attributes need
 _ROOT_KINDS = ("root", "bound")  # records whose span is the root span
@@ -920,8 +920,8 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
         return None
     error_text: str | None = None
     content: Any = None
-    entities: list[Entity] = []
-    edges: list[Edge] = []
+    entities: list[EntityRef] = []
+    edges: list[EdgeRef] = []
     tool_failed = False
     if run.error is not None:
         error_text = _error_text(root, run.error)
@@ -941,7 +941,7 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
             tool_failed = True
             error_text = root.text(to_text(content)) if root.content == "full" else "ToolError"
     if root.content == "none":
-        entities = [e if e.name is None and e.type is None else e.model_copy(update={"name": None, "type": None}) for e in entities]
+        entities = [e if e.name is None and e.type is None else e._replace(name=None, type=None) for e in entities]
     ids = [e.id for e in entities]
     attrs[A.STEP] = run.index
     attrs[A.ENTITIES_VISITED] = dumps(ids)
@@ -970,8 +970,8 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
         args=args,
         tool_call_id=call_id,
         span_id=span_id,
-        entities=entities,
-        edges=edges,
+        entities=[e.to_model() for e in entities],
+        edges=[e.to_model() for e in edges],
         output=output_text,
         error=error_text,
         start_time=_ns_to_s(run.start_ns),
