@@ -603,13 +603,13 @@ def test_live_spans_appear_as_calls_finish(memory):
     assert [s.attributes["graphtrail.model_call"] for s in spans if s.name.startswith("chat")] == [1, 2, 3, 4]
 
 
-@pytest.mark.parametrize("memory", [0.15], indirect=True)
+@pytest.mark.parametrize("memory", [0.5], indirect=True)
 def test_a_run_goes_live_once_it_has_run_for_live_after(memory):
     # the first peek runs early (nothing exported yet); the second sleeps past
     # live_after, so everything finished by then is built and exported at once
     seen: list[list[str]] = []
     with graphtrail.capture() as cap:
-        _peeking_agent(memory, seen, pause_s=0.2).invoke(ask(1))
+        _peeking_agent(memory, seen, pause_s=0.6).invoke(ask(1))
     assert seen[0] == []
     assert seen[2] == ["chat scripted-model"] * 3 + ["execute_tool peek"] * 2
     (traj,) = cap.trajectories

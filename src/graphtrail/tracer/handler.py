@@ -99,6 +99,30 @@ class TraceOptions:
     node_spans: bool | None = None  # None: configure()'s choice
 
 
+def trace_options(
+    name: str | None = None,
+    *,
+    extractors: Mapping[str, Extractor] | None = None,
+    citation_pattern: str | re.Pattern[str] | None = None,
+    citation_parser: CitationParser | None = None,
+    content: ContentMode | None = None,
+    conversation_key: str = "thread_id",
+    node_spans: bool | None = None,
+) -> TraceOptions:
+    """Checked per-agent options, shared by ``GraphTrailHandler(...)`` and ``trace_agent(...)``."""
+    if content is not None:
+        check_content_mode(content)
+    return TraceOptions(
+        name=name,
+        extractors=dict(extractors) if extractors else None,
+        citation_pattern=compile_pattern(citation_pattern),
+        citation_parser=citation_parser,
+        content=content,
+        conversation_key=conversation_key,
+        node_spans=node_spans,
+    )
+
+
 class _Root:
     """State of one agent run (one trace)."""
 
@@ -313,15 +337,12 @@ class GraphTrailHandler(BaseCallbackHandler):
         conversation_key: str = "thread_id",
         node_spans: bool | None = None,
         _options: TraceOptions | None = None,
-        _bound_root: _Root | None = None,
     ) -> None:
         super().__init__()
-        if content is not None:
-            check_content_mode(content)
-        self.options = _options or TraceOptions(
+        self.options = _options or trace_options(
             name=name,
             extractors=extractors,
-            citation_pattern=compile_pattern(citation_pattern),
+            citation_pattern=citation_pattern,
             citation_parser=citation_parser,
             content=content,
             conversation_key=conversation_key,
@@ -331,7 +352,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         # ancestor). Keyed by int: a UUID's __hash__ is a Python call, an int's is not.
         self._recs: dict[Any, _Run] = {}
         self._bound_cache: _Run | None = None
-        self._bound = _bound_root
+        self._bound: _Root | None = None  # a decorated function's root (set by wrap.py)
 
     # ------------------------------------------------------------ roots
 
@@ -517,13 +538,8 @@ class GraphTrailHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            key = run_id.int if type(run_id) is UUID else run_id
-            # self._parent(parent_run_id), written out: this runs for every chain run
-            parent = None
-            if parent_run_id is not None:
-                parent = self._recs.get(parent_run_id.int if type(parent_run_id) is UUID else parent_run_id)
-            if parent is None and self._bound is not None:
-                parent = self._bound_rec
+            key = _key(run_id)
+            parent = self._parent(parent_run_id)
             if parent is None:
                 name = kwargs.get("name") or (serialized or {}).get("name") or ""
                 root = self._start_root(run_id, name, inputs, metadata)
@@ -544,40 +560,29 @@ class GraphTrailHandler(BaseCallbackHandler):
             _callback_failed("on_chain_start", exc)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        try:
-            # self._finished(run_id), written out: this runs for every chain run
-            key = run_id.int if type(run_id) is UUID else run_id
-            run = self._recs.pop(key, None)
-            if run is None or run.key != key:
-                return
-            run.end_ns = time.time_ns()
-            if run.kind == "root":
-                try:
-                    self._finish_root(run.root, outputs, None)
-                finally:
-                    _close_root(run.root)
-            else:
-                if run.kind == "chain":
-                    run.root.last_output = outputs
-                _after_finish(run)
-        except Exception as exc:  # noqa: BLE001
-            _callback_failed("on_chain_end", exc)
+        self._chain_done(run_id, outputs, None, "on_chain_end")
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._chain_done(run_id, None, error, "on_chain_error")
+
+    def _chain_done(self, run_id: UUID, outputs: Any, error: BaseException | None, callback: str) -> None:
         try:
             run = self._finished(run_id)
             if run is None:
                 return
             if run.kind == "root":
                 try:
-                    self._finish_root(run.root, None, error)
+                    self._finish_root(run.root, outputs, error)
                 finally:
                     _close_root(run.root)
-            else:
+                return
+            if error is not None:
                 run.error = error
-                _after_finish(run)
+            elif run.kind == "chain":
+                run.root.last_output = outputs
+            _after_finish(run)
         except Exception as exc:  # noqa: BLE001
-            _callback_failed("on_chain_error", exc)
+            _callback_failed(callback, exc)
 
     # ------------------------------------------------------------ models
 

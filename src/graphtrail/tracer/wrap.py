@@ -22,9 +22,9 @@ from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.tracers.context import register_configure_hook
 from opentelemetry import trace
 
-from ._content import ContentMode, check_content_mode
-from .extract import CitationParser, Extractor, compile_pattern
-from .handler import GraphTrailHandler, TraceOptions, finish_function_root, start_function_root
+from ._content import ContentMode
+from .extract import CitationParser, Extractor
+from .handler import GraphTrailHandler, TraceOptions, finish_function_root, start_function_root, trace_options
 
 T = TypeVar("T")
 
@@ -239,12 +239,10 @@ def trace_agent(
     - ``node_spans``: one CHAIN span per LangGraph node execution (default:
       ``configure(node_spans=...)``, off; docs/spans.md says why).
     """
-    if content is not None:
-        check_content_mode(content)
-    options = TraceOptions(
+    options = trace_options(
         name=name,
-        extractors=dict(extractors) if extractors else None,
-        citation_pattern=compile_pattern(citation_pattern),
+        extractors=extractors,
+        citation_pattern=citation_pattern,
         citation_parser=citation_parser,
         content=content,
         conversation_key=conversation_key,
