@@ -114,6 +114,7 @@ def eval_(
     otlp: OtlpOpt = None,
     limit: LimitOpt = None,
     force: ForceOpt = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 2 if a tool escaped the ablation filter in some condition (the report is still written).")] = False,
 ) -> None:
     """Replay the agent under graph ablations and score provenance: results.json, report.md, report.html."""
     from graphtrail.evaluators import CONDITIONS
@@ -141,6 +142,7 @@ def eval_(
         reuse=reuse,
         otlp=_otlp(otlp),
         console=_console(),
+        strict=strict,
     )
 
 

@@ -256,8 +256,13 @@ def evaluate(
     reuse: bool,
     otlp: str | None,
     console: Any,
+    strict: bool = False,
 ) -> Any:
-    """The replay evaluation: writes the run cache, results.json, report.md and report.html to ``out``."""
+    """The replay evaluation: writes the run cache, results.json, report.md and report.html to ``out``.
+
+    ``strict``: an invalid condition (a tool escaped the ablation filter) raises
+    ``CoverageError``, which the CLI prints as one line with exit code 2.
+    """
     from graphtrail import evaluators
 
     out.mkdir(parents=True, exist_ok=True)
@@ -279,6 +284,7 @@ def evaluate(
         progress=True,
         agent_name=built.name,
         model_name=built.model_name,
+        strict=strict,
     )
     _flush_tracing()
     print_report_summary(report, console)

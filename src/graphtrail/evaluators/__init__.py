@@ -67,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "aevaluate_records": "api",
     "Evaluation": "api",
     "EvaluationError": "api",
+    "CoverageError": "api",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,7 +1,7 @@
 """``evaluate``: the whole ablation suite for one agent in one call.
 
-1. Prepare the agent: put a user's tools behind the ablation filter
-   (:func:`.user_tools.wrap_agent_tools`) and trace it with
+1. Prepare the agent: route every tool call of a filtered run through the
+   ablation filter (:mod:`.interception`) and trace the agent with
    :func:`graphtrail.trace_agent` unless it already is.
 2. Run the baseline for every question, ``baseline_repeats`` times (the noise floor).
 3. From each question's baseline trial 0, build every condition's filters
@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import inspect
+import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,9 +33,9 @@ from .judges import question_field
 from .records import CONDITIONS, DEFAULT_CONDITIONS, RunKey, RunRecord
 from .replay import AgentRunner, ReplayJob, replay
 from .reuse import PrefixReuseCache, ReuseStore, installed
-from .user_tools import wrap_agent_tools
+from .interception import install as install_interception
 
-__all__ = ["evaluate", "aevaluate", "EvaluationError", "Evaluation", "normalize_questions", "DEFAULT_BASELINE_REPEATS"]
+__all__ = ["evaluate", "aevaluate", "EvaluationError", "CoverageError", "Evaluation", "normalize_questions", "DEFAULT_BASELINE_REPEATS"]
 
 #: Baseline runs per question when ``baseline_repeats`` is not given (at least ``trials``).
 DEFAULT_BASELINE_REPEATS = 3
@@ -42,6 +43,18 @@ DEFAULT_BASELINE_REPEATS = 3
 
 class EvaluationError(ValueError):
     """``evaluate`` was given something it cannot run; the message says what and how to fix it."""
+
+
+class CoverageError(EvaluationError):
+    """``evaluate(strict=True)``: a condition's filter did not reach a tool that mattered (see :mod:`.tool_coverage`).
+
+    The report was still built (and written to ``out_dir``) and is on ``.report``,
+    with the invalid conditions marked.
+    """
+
+    def __init__(self, message: str, report: Any = None) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 @dataclass
@@ -286,7 +299,7 @@ async def aevaluate_records(
 
     from ..tracer import trace_agent
 
-    wrap_agent_tools(agent)
+    install_interception()  # every tool call of a filtered run reaches the filter, however it is made
     traced = agent if _is_traced(agent) else trace_agent(agent)
     runner = AgentRunner(traced, input_builder)
     agent_id = agent_name or _agent_name(agent)
@@ -388,6 +401,7 @@ def _with_run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     builder's keyword arguments stay behind ``**report_kwargs``.
     """
     params = list(inspect.signature(aevaluate_records).parameters.values())
+    params.append(inspect.Parameter("strict", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool"))
     params.append(inspect.Parameter("report_kwargs", inspect.Parameter.VAR_KEYWORD, annotation="Any"))
     fn.__signature__ = inspect.Signature(params, return_annotation="Report")  # type: ignore[attr-defined]
     return fn
@@ -396,12 +410,13 @@ def _with_run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @_with_run_options
 async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **options: Any) -> Any:
     """Async :func:`evaluate`."""
+    strict = bool(options.pop("strict", False))
     run_kwargs, report_kwargs = _split_options("aevaluate", options)
     evaluation = await aevaluate_records(agent, questions, kg, **run_kwargs)
-    return _report(evaluation, kg, run_kwargs, report_kwargs)
+    return _report(evaluation, kg, run_kwargs, report_kwargs, strict=strict)
 
 
-def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_kwargs: dict[str, Any]) -> Any:
+def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_kwargs: dict[str, Any], *, strict: bool = False) -> Any:
     from .report import build_report
 
     meta = {
@@ -421,7 +436,20 @@ def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_
     report = build_report(evaluation.records, evaluation.questions, kg, meta=meta, seed=run_kwargs["seed"], **report_kwargs)
     if run_kwargs["out_dir"] is not None:
         report.write(run_kwargs["out_dir"])
+    _guard_coverage(report, strict)
     return report
+
+
+def _guard_coverage(report: Any, strict: bool) -> None:
+    """Log (and with ``strict``, raise) when a condition's filter missed a tool that revealed entities."""
+    from .tool_coverage import warning_text
+
+    text = warning_text(report)
+    if text is None:
+        return
+    logging.getLogger("graphtrail").warning("graphtrail: %s", text)
+    if strict:
+        raise CoverageError(text, report)
 
 
 def evaluate(
@@ -445,6 +473,7 @@ def evaluate(
     input_builder: Callable[[str], Any] | None = None,
     n_subsets: int = DEFAULT_SUBSETS,
     deterministic: bool | None = None,
+    strict: bool = False,
     **report_kwargs: Any,
 ) -> Any:
     """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
@@ -474,6 +503,10 @@ def evaluate(
       the one that decides ``correct``.
     - ``agent_name`` / ``model_name``: the cache key's names (default: discovered).
     - ``input_builder``, ``n_subsets``: the agent's input for a question; subsets per question.
+    - ``strict``: raise :class:`CoverageError` (after writing the report) when a condition
+      is invalid because a tool that revealed entities escaped the ablation filter
+      (docs/ablations.md, "When a condition is invalid"); otherwise a warning is logged
+      and the reports carry a red banner.
     - ``n_boot``, ``alpha``, ``power``, ``margin``, ``surrogate_threshold``, ``min_lds``,
       ``paper_reference``, ``traversal_question`` go to
       :func:`graphtrail.evaluators.report.build_report`.
@@ -483,9 +516,9 @@ def evaluate(
     """
     # Spelt out (not ``**options``) so that editors and type checkers show every option;
     # :func:`aevaluate_records` stays the one place their defaults are *used*.
-    options = {k: v for k, v in locals().items() if k not in ("agent", "questions", "kg", "report_kwargs")}
+    options = {k: v for k, v in locals().items() if k not in ("agent", "questions", "kg", "report_kwargs", "strict")}
     _split_options("evaluate", {**options, **report_kwargs})  # a misspelt option fails here, before a thread starts
-    return _run_sync(aevaluate(agent, questions, kg, **options, **report_kwargs))
+    return _run_sync(aevaluate(agent, questions, kg, **options, strict=strict, **report_kwargs))
 
 
 def _run_sync(coro: Any) -> Any:

@@ -88,6 +88,10 @@ class RunRecord(BaseModel):
     divergence_step: int | None = None  # first model call that was not reused (1-based); None if all reused
     wall_time_s: float = 0.0
 
+    # per tool name, {"filtered": n, "unfiltered": m} calls under this run's filter
+    # (None: the run hid nothing, or was recorded before graphtrail counted); see .coverage
+    tool_coverage: dict[str, dict[str, int]] | None = None
+
     trace_id: str | None = None
     baseline_trace_id: str | None = None
     trajectory: Trajectory | None = None

@@ -79,7 +79,7 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
     rows = []
     for r in report.conditions:
         row = [
-            r.label,
+            r.label if r.valid else f"{r.label} (INVALID: filter escaped)",
             f"{_pct(r.accuracy)}{_ci(r.ci_low, r.ci_high)}",
             str(r.n_questions) + (f" × {r.trials}" if r.trials > 1 else ""),
             _delta(r),
@@ -155,6 +155,7 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     plot_files = plot_files or {}
     st = report.stats
     out = ["# graphtrail evaluation report", "", _meta_line(report), ""]
+    out += _md_banner(report)
     out += ["## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
     out.append("")
@@ -194,7 +195,24 @@ th{background:#f1f3f5}tr.baseline td{font-weight:600}td.num{text-align:right;fon
 img.plot{max-width:100%;border:1px solid #dee2e6;margin:.5rem 0}figure{margin:1rem 0}
 .label-uncited_influential{background:#ffe3e3}.label-cited_influential{background:#ebfbee}
 details{margin:.5rem 0}
+.invalid{background:#fff5f5;border:2px solid #e03131;color:#c92a2a;padding:.5rem 1rem;font-weight:600}
 """
+
+
+def _md_banner(report: "Report") -> list[str]:
+    from .tool_coverage import banner_sentences
+
+    sentences = banner_sentences(report)
+    return ["> **⛔ " + sentences[0] + "**", *[f"> {s}" for s in sentences[1:]], ""] if sentences else []
+
+
+def _html_banner(report: "Report") -> str:
+    from .tool_coverage import banner_sentences
+
+    sentences = banner_sentences(report)
+    if not sentences:
+        return ""
+    return '<div class="invalid" id="coverage-banner" role="alert">' + "".join(f"<p>{_e(s)}</p>" for s in sentences) + "</div>"
 
 
 def _e(x: Any) -> str:
@@ -233,6 +251,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         f"<title>graphtrail report</title><style>{CSS}</style></head><body>",
         "<h1>graphtrail evaluation report</h1>",
         f'<p class="note" id="meta">{_e(_meta_line(report))} · schema {_e(report.schema_version)}</p>',
+        _html_banner(report),
         '<section id="accuracy"><h2>Accuracy per condition</h2>',
         _html_table("conditions", header, rows, [r.condition for r in report.conditions], paper_col),
     ]

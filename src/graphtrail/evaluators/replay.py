@@ -3,7 +3,9 @@
 Each job runs in its own asyncio task with its own context, holding
 
 - the job's :class:`~graphtrail.agents.GraphFilter` (``use_filter``), which every
-  graph tool and every wrapped user tool reads;
+  graph tool reads, and a :func:`.interception.filtering` scope that routes
+  every other LangChain tool call through it and counts what it filtered
+  (``RunRecord.tool_coverage``, read by the coverage guard);
 - a prefix-reuse scope (:mod:`.reuse`) that counts model calls and answers the
   ones whose conversation matches an earlier run of the same namespace;
 - a ``graphtrail.capture()`` block collecting the run's trajectory, and
@@ -31,6 +33,7 @@ from ..agents.sampling import use_trial
 from ..agents.views import GraphFilter, use_filter
 from ..tracer.trajectory import Trajectory
 from .cache import RunCache
+from .interception import FilterScope, coverage_of, filtering
 from .records import RunKey, RunRecord
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 
@@ -170,6 +173,7 @@ def _record(
     trajectory: Trajectory | None,
     counters: RunCounters,
     wall: float,
+    tool_coverage: dict[str, dict[str, int]] | None = None,
 ) -> RunRecord:
     f = job.graph_filter
     if trajectory is not None:
@@ -206,6 +210,7 @@ def _record(
         output_tokens=tout,
         divergence_step=counters.divergence_step,
         wall_time_s=wall,
+        tool_coverage=tool_coverage,
         trace_id=trajectory.trace_id if trajectory is not None else None,
         baseline_trace_id=baseline.trace_id if baseline is not None and job.key.condition != "baseline" else None,
         trajectory=trajectory,
@@ -217,8 +222,12 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
     output: Any = None
     error: BaseException | None = None
     trajectory: Trajectory | None = None
+    scope: FilterScope | None = None
     with contextlib.ExitStack() as stack:
         stack.enter_context(use_filter(None if job.graph_filter.is_empty else job.graph_filter))
+        if not job.graph_filter.is_empty:  # every tool call of the run goes through the filter
+            names = job.baseline.entity_names if job.baseline is not None else None
+            scope = stack.enter_context(filtering(job.graph_filter, names))
         stack.enter_context(use_trial(job.key.trial))  # sampled (simulated) models draw trial k's sample
         counters = (
             stack.enter_context(reuse_scope(reuse_cache, job.namespace)) if reuse_cache is not None else RunCounters()
@@ -232,7 +241,7 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
         wall = time.perf_counter() - start
         if cap is not None:
             trajectory = cap.last
-    return _record(job, output, error, trajectory, counters, wall)
+    return _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory))
 
 
 Score = Callable[[RunRecord], Awaitable[RunRecord]]

@@ -32,6 +32,7 @@ from .metrics import (
     trajectory_fidelity,
 )
 from .records import CONDITIONS, RunRecord
+from .tool_coverage import mark_rows
 from .stats import (
     cluster_bootstrap,
     majority,
@@ -117,6 +118,12 @@ class ConditionRow(BaseModel):
     output_tokens: int = 0
     wall_time_s: float = 0.0
     paper_accuracy: float | None = None
+    # coverage guard (.tool_coverage): did the ablation filter reach every tool that mattered?
+    valid: bool = True
+    invalid_reason: str | None = None
+    escaped_tools: list[str] = Field(default_factory=list)
+    tool_calls_filtered: int | None = None
+    tool_calls_unfiltered: int | None = None
 
 
 class EntityRow(BaseModel):
@@ -401,6 +408,7 @@ def build_report(
                 psi = test.discordant / test.n
                 row.mdd = min_detectable_difference(test.n, psi if psi > 0 else None, alpha=alpha, power=power)
         rows.append(row)
+    mark_rows(rows, recs)
 
     # ---- per question: support, fidelity, influence
     question_rows: list[QuestionRow] = []

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
@@ -210,7 +210,7 @@ def _artifact_names(artifact: Any) -> dict[str, str]:
     return names
 
 
-def _filter_plain_text(text: str, f: GraphFilter, names: dict[str, str]) -> str:
+def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str]) -> str:
     """Heuristic for free text: drop lines naming a hidden entity, replace masked names."""
     def pattern(term: str) -> re.Pattern[str]:
         return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
@@ -225,22 +225,34 @@ def _filter_plain_text(text: str, f: GraphFilter, names: dict[str, str]) -> str:
     return out
 
 
-def _filter_content(content: Any, f: GraphFilter, names: dict[str, str]) -> Any:
+def _filter_content(content: Any, f: GraphFilter, names: Mapping[str, str]) -> Any:
     filtered = generic_filter(content, f)
     if isinstance(content, str) and filtered is content:
         return _filter_plain_text(content, f, names)
     return filtered
 
 
-def filter_tool_output(tool_name: str, output: Any, graph_filter: GraphFilter | None, *, content_and_artifact: bool = False) -> Any:
-    """What ``tool_name`` should return under ``graph_filter`` (registered filter, else generic)."""
+def filter_tool_output(
+    tool_name: str,
+    output: Any,
+    graph_filter: GraphFilter | None,
+    *,
+    content_and_artifact: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> Any:
+    """What ``tool_name`` should return under ``graph_filter`` (registered filter, else generic).
+
+    ``names`` (entity id -> name, e.g. what the baseline run saw) lets the
+    plain-text heuristic drop lines that name a hidden entity without its id.
+    """
     if graph_filter is None or graph_filter.is_empty:
         return output
     registered = _REGISTRY.get(tool_name)
     if registered is not None:
         return registered(output, graph_filter)
+    known = dict(names or {})
     if isinstance(output, ToolMessage):
-        names = _artifact_names(output.artifact)
+        names = {**known, **_artifact_names(output.artifact)}
         return output.model_copy(
             update={
                 "content": _filter_content(output.content, graph_filter, names),
@@ -249,9 +261,9 @@ def filter_tool_output(tool_name: str, output: Any, graph_filter: GraphFilter | 
         )
     if content_and_artifact and isinstance(output, tuple) and len(output) == 2:
         content, artifact = output
-        names = _artifact_names(artifact)
+        names = {**known, **_artifact_names(artifact)}
         return _filter_content(content, graph_filter, names), generic_filter(artifact, graph_filter)
-    return _filter_content(output, graph_filter, {})
+    return _filter_content(output, graph_filter, known)
 
 
 # ---------------------------------------------------------------- the tool proxy
@@ -302,6 +314,8 @@ class FilteredTool(BaseTool):
             handle_validation_error=tool.handle_validation_error,
             metadata=tool.metadata,
             tags=tool.tags,
+            callbacks=tool.callbacks,
+            verbose=tool.verbose,
             extras=getattr(tool, "extras", None),
         )
 
@@ -309,9 +323,19 @@ class FilteredTool(BaseTool):
         return self.inner._to_args_and_kwargs(tool_input, tool_call_id)
 
     def _apply(self, output: Any) -> Any:
-        return filter_tool_output(
-            self.name, output, active_filter(), content_and_artifact=self.response_format == "content_and_artifact"
+        from .interception import current_scope
+
+        scope = current_scope()
+        filtered = filter_tool_output(
+            self.name,
+            output,
+            active_filter(),
+            content_and_artifact=self.response_format == "content_and_artifact",
+            names=scope.names if scope is not None else None,
         )
+        if scope is not None:
+            scope.check_leak(self.name, filtered)
+        return filtered
 
     def _run(
         self,

@@ -1,0 +1,147 @@
+"""The coverage guard: an ablation whose filter did not reach the agent's tools is not a result.
+
+A condition's numbers mean "the agent with these entities gone" only if every
+tool call that could show those entities went through the filter. Each replay
+run records, per tool, how many calls were filtered and how many were not
+(``RunRecord.tool_coverage``, see :mod:`.interception`). Here a condition is
+judged:
+
+- **escaped tools**: a tool whose outputs revealed entities in the question's
+  baseline run had an unfiltered call in this condition. The agent may have
+  seen exactly what the condition hid, so the condition is invalid.
+- **nothing revealed**: no tool output of any baseline run revealed an entity.
+  graphtrail then saw none of the agent's graph access (a chain that reads its
+  graph directly, such as ``GraphQAChain``, or an extractor that cannot read
+  the tool outputs), so no condition removed anything the agent used.
+
+Invalid conditions keep their numbers in results.json (with ``valid: false``
+and the reason) but the reports put a red banner above them, a warning is
+logged, and ``evaluate(strict=True)`` raises :class:`~.api.CoverageError`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .records import RunRecord
+
+if TYPE_CHECKING:
+    from .report import ConditionRow, Report
+
+__all__ = ["ConditionCoverage", "condition_coverage", "mark_rows", "invalid_rows", "banner_sentences", "FIX_HINT"]
+
+#: What to do about an escaped tool, said wherever the guard speaks.
+FIX_HINT = (
+    "register a filter for it (graphtrail.evaluators.register_tool_filter), or build the agent with "
+    "graphtrail.evaluators.wrap_tool(tool) and call the tool in the run's context (not in a bare thread)"
+)
+
+NOTHING_REVEALED = (
+    "no tool output of the baseline runs revealed a graph entity, so graphtrail could neither see nor filter "
+    "the agent's graph access; expose graph lookups as LangChain tools, or register an extractor for their outputs"
+)
+
+
+@dataclass
+class ConditionCoverage:
+    """Tool-call counts of one condition and, if it is invalid, why."""
+
+    filtered: int = 0
+    unfiltered: int = 0
+    escaped: list[str] = field(default_factory=list)  # tools that revealed entities at baseline and escaped here
+    reason: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.reason is None
+
+
+def _revealing_tools(record: RunRecord | None) -> set[str]:
+    traj = record.trajectory if record is not None else None
+    return {s.tool for s in traj.steps if s.entities or s.edges} if traj is not None else set()
+
+
+def _baselines(records: Sequence[RunRecord]) -> dict[str, RunRecord]:
+    out: dict[str, RunRecord] = {}
+    for r in records:
+        if r.key.condition == "baseline" and r.key.variant == "":
+            current = out.get(r.key.question_id)
+            if current is None or r.key.trial < current.key.trial:
+                out[r.key.question_id] = r
+    return out
+
+
+def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCoverage]:
+    """Per non-baseline condition present in ``records``: its filtered/unfiltered calls and validity."""
+    recs = list(records)
+    baselines = _baselines(recs)
+    revealing = {q: _revealing_tools(r) for q, r in baselines.items()}
+    anything_revealed = any(revealing.values())
+    out: dict[str, ConditionCoverage] = defaultdict(ConditionCoverage)
+    escaped: dict[str, set[str]] = defaultdict(set)
+    for r in recs:
+        cond = r.key.condition
+        if cond == "baseline":
+            continue
+        cov = out[cond]
+        for tool, counts in (r.tool_coverage or {}).items():
+            cov.filtered += counts.get("filtered", 0)
+            unfiltered = counts.get("unfiltered", 0)
+            cov.unfiltered += unfiltered
+            if unfiltered and tool in revealing.get(r.key.question_id, ()):
+                escaped[cond].add(tool)
+    for cond, cov in out.items():
+        cov.escaped = sorted(escaped.get(cond, ()))
+        if cov.escaped:
+            tools = ", ".join(repr(t) for t in cov.escaped)
+            cov.reason = f"tool(s) {tools} revealed entities at baseline but ran unfiltered under this condition"
+        elif baselines and not anything_revealed:
+            cov.reason = NOTHING_REVEALED
+    return dict(out)
+
+
+def mark_rows(rows: Sequence["ConditionRow"], records: Iterable[RunRecord]) -> None:
+    """Fill the coverage fields of the report's condition rows."""
+    found = condition_coverage(records)
+    for row in rows:
+        cov = found.get(row.condition)
+        if cov is None:
+            continue
+        row.tool_calls_filtered, row.tool_calls_unfiltered = cov.filtered, cov.unfiltered
+        row.escaped_tools = list(cov.escaped)
+        row.valid = cov.valid
+        row.invalid_reason = cov.reason
+
+
+def invalid_rows(report: "Report") -> list["ConditionRow"]:
+    return [r for r in report.conditions if not getattr(r, "valid", True)]
+
+
+def banner_sentences(report: "Report") -> list[str]:
+    """The red banner's text, one sentence per point; empty when every condition is valid."""
+    bad = invalid_rows(report)
+    if not bad:
+        return []
+    names = ", ".join(r.label for r in bad)
+    out = [f"Invalid results: the ablation filter did not reach the agent's tools in {len(bad)} condition(s) ({names}); "
+           "their numbers do not measure the agent with those entities removed."]
+    escaped = sorted({t for r in bad for t in r.escaped_tools})
+    if escaped:
+        out.append(f"Tools that escaped filtering: {', '.join(escaped)}. To fix: {FIX_HINT}.")
+    if any(r.invalid_reason == NOTHING_REVEALED for r in bad):
+        out.append(NOTHING_REVEALED[0].upper() + NOTHING_REVEALED[1:] + ".")
+    return out
+
+
+def warning_text(report: "Report") -> str | None:
+    """One line for the log and for :class:`~.api.CoverageError`; ``None`` when all is valid."""
+    sentences = banner_sentences(report)
+    return " ".join(sentences) if sentences else None
+
+
+def summary(report: "Report") -> dict[str, Any]:
+    """``{condition: reason}`` of the invalid conditions (for callers that want data, not prose)."""
+    return {r.condition: r.invalid_reason for r in invalid_rows(report)}
