@@ -222,6 +222,7 @@ def create_graphrag_agent(
     top_k: int = 8,
     neighbor_limit: int = 25,
     middleware: Sequence[AgentMiddleware] = (),
+    trace: bool = True,
     **model_kwargs: Any,
 ) -> Any:
     """A LangGraph agent that answers questions over ``kg`` with the seven graph tools.
@@ -238,6 +239,10 @@ def create_graphrag_agent(
         name: the graph's name (and the trace's root name); default ``graphrag-<variant>``.
         tools: replaces the default tools (e.g. to add your own); must include ``submit_answer``.
         middleware: extra LangChain middleware, run after graphtrail's.
+        trace: return the agent traced (:func:`graphtrail.trace_agent`), so that
+            ``with graphtrail.capture(): agent.invoke(...)`` yields a trajectory
+            with no extra step; ``False`` returns the bare compiled graph.
+            ``trace_agent`` and ``evaluate`` never trace it twice.
 
     Invoke with ``{"messages": [("user", question)]}``; the result is the usual
     ``{"messages": [...]}`` state (see :func:`graphtrail.agents.answer_from_result`).
@@ -249,7 +254,7 @@ def create_graphrag_agent(
     tool_list = list(tools) if tools is not None else make_graph_tools(kg, top_k=top_k, neighbor_limit=neighbor_limit)
     if SUBMIT_ANSWER not in {t.name for t in tool_list}:
         raise ValueError("the tools must include submit_answer (see graphtrail.agents.tools.make_submit_answer_tool)")
-    return create_agent(
+    agent = create_agent(
         chat_model,
         tool_list,
         system_prompt=system_prompt if system_prompt is not None else system_prompt_for(variant),
@@ -260,3 +265,8 @@ def create_graphrag_agent(
         ],
         name=name or f"graphrag-{variant}",
     )
+    if not trace:
+        return agent
+    from ..tracer import trace_agent
+
+    return trace_agent(agent, name=agent.name)

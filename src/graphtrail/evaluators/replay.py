@@ -102,6 +102,11 @@ def answer_from_output(output: Any) -> tuple[str | None, list[str]]:
         if "answer" in output:
             answer = output.get("answer")
             return (None if answer is None else str(answer)), [str(c) for c in output.get("citations") or []]
+        from ..tracer.extract import chain_text
+
+        text = chain_text(output)
+        if text is not None:
+            return text, []
     content = getattr(output, "content", None)
     if isinstance(content, str):
         return content, []

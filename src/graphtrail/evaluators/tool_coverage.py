@@ -126,8 +126,8 @@ def banner_sentences(report: "Report") -> list[str]:
     if not bad:
         return []
     names = ", ".join(r.label for r in bad)
-    out = [f"Invalid results: the ablation filter did not reach the agent's tools in {len(bad)} condition(s) ({names}); "
-           "their numbers do not measure the agent with those entities removed."]
+    out = [f"Invalid results in {len(bad)} condition(s) ({names}): the ablation did not reach what the agent read, "
+           "so their numbers do not measure the agent with those entities removed."]
     escaped = sorted({t for r in bad for t in r.escaped_tools})
     if escaped:
         out.append(f"Tools that escaped filtering: {', '.join(escaped)}. To fix: {FIX_HINT}.")

@@ -329,6 +329,24 @@ def _is_answer_call(call: Mapping[str, Any]) -> bool:
     return call.get("name") == ANSWER_TOOL or (isinstance(args, Mapping) and "answer" in args and "citations" in args)
 
 
+#: The keys a chain's output dict holds its answer under, in the order they are tried:
+#: ``RetrievalQA``/``GraphQAChain``/``GraphCypherQAChain`` (``result``), agents and
+#: ``AgentExecutor`` (``output``), QA-with-sources chains (``answer``), ``LLMChain`` (``text``).
+CHAIN_ANSWER_KEYS = ("result", "output", "answer", "text")
+
+
+def chain_text(output: Mapping[str, Any]) -> str | None:
+    """The answer text of a chain's output dict (first of :data:`CHAIN_ANSWER_KEYS` holding text)."""
+    for key in CHAIN_ANSWER_KEYS:
+        value = output.get(key)
+        if isinstance(value, str):
+            return value
+        content = getattr(value, "content", None)  # a chain returning an AIMessage under the key
+        if isinstance(content, str):
+            return content
+    return None
+
+
 def extract_answer(
     output: Any,
     pattern: re.Pattern[str],
@@ -338,7 +356,8 @@ def extract_answer(
 
     1. the last ``submit_answer``-style tool call whose ``ToolMessage`` is not
        ``status="error"`` (all rejected -> ``no_answer``);
-    2. ``[E:<id>]``-style markers in the last AI message text (or a ``str`` output);
+    2. ``[E:<id>]``-style markers in the last AI message text (or a ``str`` output,
+       or a chain output's ``result``/``output``/``answer``/``text`` value);
     3. ``parser(output)``, if given;
     4. the last AI message text with no citations.
     """
@@ -373,6 +392,11 @@ def extract_answer(
             text = to_text(getattr(last_ai, "content", ""))
     elif isinstance(output, str):
         text = output
+    elif isinstance(output, Mapping):
+        text = chain_text(output)
+        cites = output.get("citations")
+        if text is not None and isinstance(cites, (list, tuple)) and cites:
+            return AnswerResult(answer=text, citations=_citation_list(cites), status="ok")
     if text is not None and text.strip():
         stripped, ids = text_citations(text, pattern)
         if ids:

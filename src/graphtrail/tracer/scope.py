@@ -15,6 +15,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tracers.context import register_configure_hook
+
+from ._safety import warn_once
 from .trajectory import Trajectory
 
 
@@ -43,20 +47,64 @@ class Capture:
 _captures: ContextVar[tuple[Capture, ...]] = ContextVar("graphtrail_captures", default=())
 
 
+class _RunObserver(BaseCallbackHandler):
+    """Notes that *some* LangChain run started inside a ``capture()`` block, traced or not.
+
+    Attached through a configure hook (below) only while a block is open, so a
+    ``capture()`` around an agent nobody traced can say so instead of quietly
+    returning nothing. It only flips a flag: no per-run state, nothing to leak.
+    """
+
+    raise_error = False
+    seen = False
+
+    def on_chain_start(self, *args: Any, **kwargs: Any) -> None:
+        self.seen = True
+
+    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        self.seen = True
+
+    def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+        self.seen = True
+
+    def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+        self.seen = True
+
+
+_observer: ContextVar[_RunObserver | None] = ContextVar("graphtrail_capture_observer", default=None)
+register_configure_hook(_observer, inheritable=True)
+
+#: Logged when a ``capture()`` block closes having seen LangChain runs but no traced one.
+UNTRACED_WARNING = (
+    "graphtrail: capture() saw LangChain runs but no traced run, so it holds no trajectory; "
+    "wrap the agent with graphtrail.trace_agent(agent) (or decorate the function that runs it "
+    "with @graphtrail.trace_agent), or call graphtrail.instrument()"
+)
+
+
 @contextmanager
 def capture() -> Iterator[Capture]:
     """Collect a :class:`Trajectory` for each traced run started inside the block.
 
     Nested blocks each see the runs started inside them (an outer block sees
     the inner block's runs too). A run is delivered when it finishes, so read
-    ``.trajectories`` after the runs returned.
+    ``.trajectories`` after the runs returned. A block that saw LangChain runs
+    but collected no trajectory (the agent was not traced) logs one warning
+    naming ``trace_agent`` when it closes (once per process: a replay of an
+    untraced agent would otherwise log it for every run).
     """
     cap = Capture()
+    outer_observer = _observer.get()
+    observer = outer_observer or _RunObserver()
     token = _captures.set((*_captures.get(), cap))
+    obs_token = _observer.set(observer)
     try:
         yield cap
     finally:
+        _observer.reset(obs_token)
         _captures.reset(token)
+        if outer_observer is None and observer.seen and not cap.trajectories:
+            warn_once("capture_untraced", UNTRACED_WARNING)
 
 
 def active_captures() -> tuple[Capture, ...]:

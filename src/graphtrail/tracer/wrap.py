@@ -23,6 +23,7 @@ from langchain_core.tracers.context import register_configure_hook
 from opentelemetry import trace
 
 from ._content import ContentMode
+from ._safety import warn_once
 from .extract import CitationParser, Extractor
 from .handler import GraphTrailHandler, TraceOptions, finish_function_root, start_function_root, trace_options
 
@@ -38,6 +39,10 @@ _RUN_METHODS = (
     "invoke", "ainvoke", "stream", "astream", "batch", "abatch",
     "batch_as_completed", "abatch_as_completed", "astream_events", "astream_log", "transform", "atransform",
 )
+# The legacy call style of langchain-classic chains (``chain.run(q)``, ``chain(inputs)``):
+# they take ``callbacks=`` rather than ``config``, and end in ``invoke`` on the chain
+# itself, which the proxy never sees; so the handler goes in through ``callbacks``.
+_LEGACY_METHODS = ("run", "arun", "acall", "__call__")
 
 
 def _with_handler(config: Any, handler: GraphTrailHandler) -> dict[str, Any]:
@@ -85,7 +90,15 @@ class TracedRunnable:
         attr = getattr(self._gt_wrapped, name)
         if name in _RUN_METHODS and callable(attr):
             return self._traced_method(name, attr)
+        if name in _LEGACY_METHODS and callable(attr):
+            return self._legacy_method(name, attr)
         return attr
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = self._gt_wrapped
+        if not callable(target):
+            raise TypeError(f"{type(target).__name__!r} object is not callable")
+        return self._legacy_method("__call__", target.__call__)(*args, **kwargs)
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._gt_wrapped, name, value)
@@ -111,6 +124,30 @@ class TracedRunnable:
         if isinstance(config, (list, tuple)):
             return [_with_handler(c, self._gt_handler) for c in config]
         return _with_handler(config, self._gt_handler)
+
+    def _legacy_method(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        """``method`` with the handler added to its ``callbacks=`` argument (legacy chain calls)."""
+        try:
+            takes_callbacks = "callbacks" in inspect.signature(method).parameters
+        except (TypeError, ValueError):
+            takes_callbacks = False
+        if not takes_callbacks:
+            warn_once(
+                f"legacy:{name}",
+                "graphtrail: %s.%s(...) is not traced: it takes no callbacks and LangChain gives no hook for it; "
+                "call invoke()/ainvoke() on the traced agent instead",
+                type(self._gt_wrapped).__name__, name,
+            )
+            return method
+        handler = self._gt_handler
+
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if _scoped_handler.get() is None and not (name == "__call__" and len(args) >= 3):
+                kwargs["callbacks"] = _with_handler({"callbacks": kwargs.get("callbacks")}, handler)["callbacks"]
+            return method(*args, **kwargs)
+
+        return call
 
     def _traced_method(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
