@@ -278,3 +278,31 @@ def test_invalid_mark_survives_resume_from_cache(tmp_path: Any) -> None:
     report = evaluate(agent, questions(), out_dir=tmp_path, resume=True, **EVAL_OPTIONS)
     assert len(spy.seen) == calls  # nothing ran again
     assert not report.condition("cited_removal").valid
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def escaping_agent(kg: Any = None) -> Any:
+    """``graphtrail eval --agent tests.foreign.test_agents_filtered:escaping_agent`` (the KG is ignored)."""
+    tools = dict_tools()
+    return tutorial_agent(make_model(Spy()), bare_thread_node(tools), tools)
+
+
+def test_cli_eval_strict_exits_2_with_one_line(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphtrail.cli import main
+
+    qfile = tmp_path / "films.jsonl"
+    qfile.write_text("".join(json.dumps(q) + "\n" for q in questions(1)), encoding="utf-8")
+    base = ["eval", "--kg", "countries", "-q", str(qfile), "--agent", "tests.foreign.test_agents_filtered:escaping_agent",
+            "-c", "baseline,cited_removal", "--trials", "1", "--no-reuse"]
+    code = main([*base, "--out", str(tmp_path / "lenient")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "Tools that escaped filtering" in (tmp_path / "lenient" / "report.md").read_text()
+
+    code = main([*base, "--out", str(tmp_path / "strict"), "--strict"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "escaped filtering: crew, search" in err and "wrap_tool" in err
+    assert (tmp_path / "strict" / "results.json").exists()  # the report is still written, with the mark

@@ -1,0 +1,110 @@
+"""The BaseTool.run/arun interception and the coverage guard's bookkeeping, one piece at a time."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.tools import BaseTool, tool
+
+from graphtrail.agents import GraphFilter, use_filter
+from graphtrail.evaluators import RunKey, RunRecord, register_tool_filter, unregister_tool_filter
+from graphtrail.evaluators.interception import coverage_of, filtering, install
+from graphtrail.evaluators.tool_coverage import NOTHING_REVEALED, condition_coverage
+from graphtrail.tracer import Entity, Step, Trajectory
+
+HIDE_D1 = GraphFilter(hidden=frozenset({"d1"}))
+
+
+@tool
+def crew_text(film_id: str) -> str:
+    """Plain-text crew of a film (no ids: the way many tools answer)."""
+    return "Director 1 directed Film 1.\nProducer 1 produced Film 1.\n"
+
+
+@tool
+def crew_json(film_id: str) -> str:
+    """Crew as JSON."""
+    return json.dumps([{"id": "d1", "name": "Director 1"}, {"id": "c1", "name": "Producer 1"}])
+
+
+def test_patch_is_installed_once_and_inert_outside_a_replay_run() -> None:
+    install()
+    run = BaseTool.run
+    install()
+    assert BaseTool.run is run
+    # a filter alone (no evaluation scope) does not reach an unwrapped tool: only evaluations turn the patch on
+    with use_filter(HIDE_D1):
+        assert "d1" in crew_json.invoke({"film_id": "m1"})
+
+
+def test_scope_filters_and_counts_sync_and_async_calls() -> None:
+    with use_filter(HIDE_D1), filtering(HIDE_D1) as scope:
+        out = json.loads(crew_json.invoke({"film_id": "m1"}))
+        also = json.loads(crew_json.run({"film_id": "m1"}))
+    assert [e["id"] for e in out] == [e["id"] for e in also] == ["c1"]
+    assert scope.routed["crew_json"] == 2 and scope.leaked["crew_json"] == 0
+
+
+async def test_scope_reaches_ainvoke_of_a_sync_tool() -> None:
+    with use_filter(HIDE_D1), filtering(HIDE_D1) as scope:
+        out = json.loads(await crew_json.ainvoke({"film_id": "m1"}))
+    assert [e["id"] for e in out] == ["c1"] and scope.routed["crew_json"] == 1
+
+
+def test_plain_text_uses_names_the_baseline_saw() -> None:
+    with use_filter(HIDE_D1), filtering(HIDE_D1, names={"d1": "Director 1"}):
+        out = crew_text.invoke({"film_id": "m1"})
+    assert out == "Producer 1 produced Film 1.\n"
+
+
+def test_a_filter_that_leaves_hidden_ids_counts_as_unfiltered() -> None:
+    register_tool_filter("crew_json", lambda output, f: output)  # a registered filter that forgets to filter
+    try:
+        with use_filter(HIDE_D1), filtering(HIDE_D1) as scope:
+            crew_json.invoke({"film_id": "m1"})
+    finally:
+        unregister_tool_filter("crew_json")
+    assert coverage_of(scope, None) == {"crew_json": {"filtered": 0, "unfiltered": 1}}
+
+
+def _traj(*tools: tuple[str, list[str]]) -> Trajectory:
+    return Trajectory(
+        run_id="r",
+        steps=[Step(index=i + 1, tool=name, entities=[Entity(id=e) for e in ids]) for i, (name, ids) in enumerate(tools)],
+    )
+
+
+def _rec(condition: str, trajectory: Trajectory | None, coverage: dict[str, dict[str, int]] | None) -> RunRecord:
+    key = RunKey(agent="a", model="m", question_id="q", condition=condition)
+    return RunRecord(key=key, question="?", trajectory=trajectory, tool_coverage=coverage)
+
+
+def test_traced_steps_beyond_routed_calls_are_unfiltered() -> None:
+    with use_filter(HIDE_D1), filtering(HIDE_D1) as scope:
+        crew_json.invoke({"film_id": "m1"})
+    traj = _traj(("crew_json", ["c1"]), ("crew_json", ["d1", "c1"]), ("lookup", []))
+    assert coverage_of(scope, traj) == {
+        "crew_json": {"filtered": 1, "unfiltered": 1},
+        "lookup": {"filtered": 0, "unfiltered": 1},
+    }
+
+
+def test_only_tools_that_revealed_entities_at_baseline_invalidate() -> None:
+    base = _rec("baseline", _traj(("crew", ["d1"]), ("echo", [])), None)
+    escaped_echo = _rec("cited_removal", None, {"crew": {"filtered": 1, "unfiltered": 0}, "echo": {"filtered": 0, "unfiltered": 2}})
+    escaped_crew = _rec("uncited_removal", None, {"crew": {"filtered": 0, "unfiltered": 1}})
+    found = condition_coverage([base, escaped_echo, escaped_crew])
+    assert found["cited_removal"].valid and (found["cited_removal"].filtered, found["cited_removal"].unfiltered) == (1, 2)
+    assert not found["uncited_removal"].valid and found["uncited_removal"].escaped == ["crew"]
+
+
+def test_nothing_revealed_invalidates_every_condition() -> None:
+    base = _rec("baseline", _traj(("echo", [])), None)
+    found = condition_coverage([base, _rec("cited_removal", None, None)])
+    assert found["cited_removal"].reason == NOTHING_REVEALED
+
+
+def test_old_records_without_counts_stay_valid() -> None:
+    base = _rec("baseline", _traj(("crew", ["d1"])), None)
+    assert condition_coverage([base, _rec("cited_removal", None, None)])["cited_removal"].valid
