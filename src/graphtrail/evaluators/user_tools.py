@@ -16,12 +16,13 @@ Three routes, in the order :func:`filter_tool_output` tries them:
    revealed) are dropped and masked names replaced. This is a heuristic;
    register a filter for plain-text tools.
 
-Installation: :func:`wrap_agent_tools` swaps every tool of every ``ToolNode`` in
-a compiled LangGraph graph (``create_agent``, ``create_react_agent`` or a
-hand-built ``StateGraph``) for a :class:`FilteredTool` proxy; or add
-:class:`AblationMiddleware` to ``create_agent(middleware=[...])``. Both are
-no-ops unless a filter is active, idempotent, and safe under concurrency (the
-filter is read from a ContextVar on every call).
+Installation: none needed under ``evaluate``/``replay``: :mod:`.interception`
+runs every LangChain tool call of a filtered replay run as a
+:class:`FilteredTool`, however the agent calls it. :func:`wrap_agent_tools`
+(swap the tools of every ``ToolNode`` for proxies), :class:`AblationMiddleware`
+and :func:`wrap_tool` remain for users who want the proxies in place
+explicitly. All are no-ops unless a filter is active, idempotent, and safe
+under concurrency (the filter is read from a ContextVar on every call).
 """
 
 from __future__ import annotations
