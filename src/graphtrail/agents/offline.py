@@ -99,6 +99,26 @@ def _label_key(text: str) -> tuple[str, ...]:
     return tuple(w for w in _words(_label_text(spaced)) if w not in _ARTICLES)
 
 
+#: Words that carry no meaning of their own inside a relation label.
+_LABEL_GLUE = {"of", "in", "by", "at", "on", "to", "for", "with", "from", "is", "the", "a", "an"}
+
+
+def _resembles(phrase: str, label: str) -> bool:
+    """Whether the question's relation words plausibly name ``label``.
+
+    The same label, a near spelling ("capitol"), or a shared content word,
+    one inside the other ("country" / "country of citizenship", "birthplace" /
+    "place of birth"). Anything else (a fuzzy score over shared letters) is not
+    a reading of the question.
+    """
+    words, label_words = _label_key(phrase), _label_key(label)
+    if words == label_words or fuzz.ratio(" ".join(words), " ".join(label_words)) >= 80:
+        return True
+    content = [w for w in words if w not in _LABEL_GLUE and len(w) >= 3]
+    label_content = [w for w in label_words if w not in _LABEL_GLUE and len(w) >= 3]
+    return any(w in lw or lw in w for w in content for lw in label_content)
+
+
 # ---------------------------------------------------------------- memory
 @dataclass
 class _Memory:
@@ -288,9 +308,15 @@ def _parse_question(q: str) -> tuple[list[_Hop], str]:
     for frame in _FRAMES:
         m = frame.match(q)
         if m:
+            rel, np = m.group("rel"), m.group("np")
             of_after = m.end("rel") < m.start("np") and bool(re.fullmatch(r"\s+of\s+", q[m.end("rel"):m.start("np")], _I))
-            hops = [_Hop(_norm(m.group("rel")), "out", _norm(m.groupdict().get("type") or ""), of_after)]
-            np = m.group("np")
+            if of_after and not any(p.match(np) for p in _NP_HOPS):
+                # "the country of citizenship of the person whose ...": the relation runs to the "of" before the clause.
+                for cut in re.finditer(r"\s+of\s+", np, _I):
+                    if any(p.match(np[cut.end():]) for p in _NP_HOPS):
+                        rel, np = f"{rel} of {np[: cut.start()]}", np[cut.end():]
+                        break
+            hops = [_Hop(_norm(rel), "out", _norm(m.groupdict().get("type") or ""), of_after)]
             break
     else:
         wh = _WH.match(q)
@@ -581,6 +607,9 @@ class _Policy:
         wanted = _label_key(hop.phrase)
         ranked = [lab for _, lab in scored]
         ranked = [lab for lab in ranked if _label_key(lab) == wanted] + [lab for lab in ranked if _label_key(lab) != wanted]
+        if not _resembles(hop.phrase, ranked[0]):
+            # A fuzzy score alone links "father" to "place of birth": that would be a guess, not a reading.
+            raise _GiveUp(f"no relation like {hop.phrase!r} on {eid}")
         return self.choose("label:" + key, ranked)
 
     def merged_hop(self, eid: str, hops: Sequence[_Hop], i: int) -> tuple[_Hop, int]:
