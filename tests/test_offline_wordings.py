@@ -72,6 +72,7 @@ def test_accuracy_per_wording_and_hop_count(kg):
         ("What is Primo Levi's place of birth?", "Torino"),
         ("country of citizenship of Primo Levi", "Italia"),
         ("Which is the member of sports team of Cristiano Ronaldo?", "Juventus"),
+        ("Who were the members of sports team of Zlatan Ibrahimović?", "Paris Saint-Germain"),  # a plural
         ("The located in the administrative territorial entity of Brooklyn is", "New York City"),
         ("Jagiellonian University's founded by?", "Casimir III the Great"),
         # two hops, "of" inside labels and inside a name
@@ -136,6 +137,20 @@ def test_labels_in_other_spellings():
     assert ask(agent, "What is the place of birth of Ada Lovelace?")[0][0] == "London"
     assert ask(agent, "Ada Lovelace's country of citizenship's official language?")[0][0] == "English"
     assert ask(agent, "The country of the place of birth of Ada Lovelace is")[0][0] == "United Kingdom"
+
+
+def test_possessives_next_to_apostrophes_in_names():
+    kg = KnowledgeGraph(name="apostrophes")
+    for eid, name in [("a", "People's Republic of China"), ("b", "Beijing"), ("c", "Wales"), ("d", "Cardiff"),
+                      ("e", "People"), ("f", "Côte d'Ivoire"), ("g", "Yamoussoukro")]:
+        kg.add_entity(eid, name, "place")
+    for s, t in [("a", "b"), ("c", "d"), ("f", "g")]:
+        kg.add_relation(s, "capital", t)
+    agent = create_graphrag_agent("offline", kg)
+    assert ask(agent, "People's Republic of China's capital?")[0][:2] == ("Beijing", ["a", "b"])  # not "People"
+    assert ask(agent, "Wales' capital?")[0][0] == "Cardiff"
+    assert ask(agent, "What is Côte d'Ivoire's capital?")[0][0] == "Yamoussoukro"
+    assert ask(agent, "The capital of People's Republic of China is")[0][0] == "Beijing"
 
 
 USER_TSV = """\

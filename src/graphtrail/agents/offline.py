@@ -634,7 +634,10 @@ class _Policy:
         )
         for k in range(j, i, -1):
             wanted = _label_key(" of ".join(h.phrase for h in reversed(hops[i : k + 1])))
-            exact = sorted(lab for lab in pool if _label_key(lab) == wanted)
+            exact = sorted(lab for lab in pool if _label_key(lab) == wanted) or sorted(
+                # a plural or a typo of a label with "of" in it ("members of sports team")
+                lab for lab in pool if fuzz.ratio(" ".join(_label_key(lab)), " ".join(wanted)) >= 90
+            )
             if exact:
                 return _Hop(_norm(_label_text(exact[0])), "out", hops[k].type_hint), k - i + 1
         if known is None and "get_entity" in self.tools and eid not in self.memory.failed_ids:
