@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -70,8 +71,14 @@ _YESNO = re.compile(r"^\s*(?:do|does|did|are|is)\s+(.+)$", re.I)
 _WHOSE = re.compile(r"^(?:the\s+)?(?P<type>[\w\s-]*?)\s*whose\s+(?P<rel>.+?)\s+(?:is|are|was|were)$", re.I)
 
 
+def _fold(text: str) -> str:
+    """Case- and accent-folded text: a question that writes "Zurich" or "Sao Paulo" still names "Zürich", "São Paulo"."""
+    decomposed = unicodedata.normalize("NFKD", text.replace("’", "'"))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
 def _words(text: str) -> list[str]:
-    return re.findall(r"[\w'’-]+", text.lower().replace("’", "'"))
+    return re.findall(r"[\w'-]+", _fold(text))
 
 
 def _norm(text: str) -> str:
@@ -84,6 +91,32 @@ def _norm(text: str) -> str:
 
 def _label_text(label: str) -> str:
     return label.replace("_", " ").replace("-", " ").lower()
+
+
+def _label_key(text: str) -> tuple[str, ...]:
+    """A relation label or phrase as comparable words: "placeOfBirth", "place_of_birth", "the place of birth" agree."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
+    return tuple(w for w in _words(_label_text(spaced)) if w not in _ARTICLES)
+
+
+#: Words that carry no meaning of their own inside a relation label.
+_LABEL_GLUE = {"of", "in", "by", "at", "on", "to", "for", "with", "from", "is", "the", "a", "an"}
+
+
+def _resembles(phrase: str, label: str) -> bool:
+    """Whether the question's relation words plausibly name ``label``.
+
+    The same label, a near spelling ("capitol"), or a shared content word,
+    one inside the other ("country" / "country of citizenship", "birthplace" /
+    "place of birth"). Anything else (a fuzzy score over shared letters) is not
+    a reading of the question.
+    """
+    words, label_words = _label_key(phrase), _label_key(label)
+    if words == label_words or fuzz.ratio(" ".join(words), " ".join(label_words)) >= 80:
+        return True
+    content = [w for w in words if w not in _LABEL_GLUE and len(w) >= 3]
+    label_content = [w for w in label_words if w not in _LABEL_GLUE and len(w) >= 3]
+    return any(w in lw or lw in w for w in content for lw in label_content)
 
 
 # ---------------------------------------------------------------- memory
@@ -227,6 +260,15 @@ class _Hop:
     phrase: str
     direction: str  # "out" | "in"
     type_hint: str = ""
+    #: The question says "<this phrase> of <the next hop's phrase>": the two may be one label
+    #: ("country of citizenship"), which only the graph's labels can tell (see ``_Policy.merged_hop``).
+    of_after: bool = False
+
+
+def _joins(inner: _Hop, outer: _Hop) -> bool:
+    """Whether ``outer`` and ``inner`` (the hop applied just before it) may be read as one "... of ..." label."""
+    plain = all(h.direction == "out" and not h.type_hint for h in (inner, outer))
+    return plain and outer.of_after
 
 
 @dataclass(frozen=True)
@@ -239,12 +281,21 @@ class _Plan:
 _I = re.I
 # Question frames, each giving the outermost hop and the noun phrase it applies to.
 _FRAMES = [
-    re.compile(r"^(?:what|which|who)\s+(?:is|are|was|were)\s+the\s+(?P<rel>.+?)\s+of\s+(?P<np>.+)$", _I),
+    re.compile(r"^(?:what|which|who|where)\s+(?:is|are|was|were)\s+the\s+(?P<rel>.+?)\s+of\s+(?P<np>.+)$", _I),
     re.compile(r"^(?:what|which)\s+(?P<rel>[\w\s-]+?)\s+(?:is|are)\s+spoken\s+in\s+(?P<np>.+)$", _I),
     re.compile(r"^(?:what|which)\s+(?P<rel>[\w\s-]+?)\s+(?:is|are)\s+(?P<np>.+?)\s+(?:in|part of)$", _I),
     re.compile(r"^(?P<np>.+?)\s+(?:is|are)\s+the\s+(?P<rel>.+?\s+of)\s+(?:which|what)\s+(?P<type>[\w-]+)$", _I),
+    # A statement to complete: "The country of citizenship of Primo Levi is".
+    re.compile(r"^the\s+(?P<rel>.+?)\s+of\s+(?P<np>.+?)\s+(?:is|are|was|were)$", _I),
+    # The broadest frame last: "Which country borders Kenya?" (it would also read "What is E's R").
     re.compile(r"^(?:what|which)\s+(?P<type>[\w-]+)\s+(?P<rel>[\w-]+)\s+(?P<np>.+)$", _I),
 ]
+#: Trailing marks of a statement to complete ("... is", "... is:", "... is ___", "... is ...").
+_BLANK = re.compile(r"\b(is|are|was|were)\s*(?:\.{1,3}|…|_+|:|-+)$", _I)
+#: A possessive: "Primo Levi's", "Wales'" (the name ends before the apostrophe or after its s).
+_POSSESSIVE = re.compile(r"(?:'s|’s|(?<=s)'|(?<=s)’)(?=\s|$)")
+_WH_COPULA = re.compile(r"^(?:what|who|where|which)\s+(?:is|are|was|were)\s+", _I)
+_OTHER_OPENING = re.compile(r"^(?:what|which|who|whom|whose|where|when|why|how|do|does|did)\b", _I)
 # Noun phrases that are themselves a hop: "the country whose capital is X", "the country that borders X".
 _NP_HOPS = [
     re.compile(r"^(?:the\s+|a\s+)?(?P<type>[\w-]+)\s+whose\s+(?P<rel>.+?)\s+(?:is|are|was|were)\s+(?P<np>.+)$", _I),
@@ -257,8 +308,15 @@ def _parse_question(q: str) -> tuple[list[_Hop], str]:
     for frame in _FRAMES:
         m = frame.match(q)
         if m:
-            hops = [_Hop(_norm(m.group("rel")), "out", _norm(m.groupdict().get("type") or ""))]
-            np = m.group("np")
+            rel, np = m.group("rel"), m.group("np")
+            of_after = m.end("rel") < m.start("np") and bool(re.fullmatch(r"\s+of\s+", q[m.end("rel"):m.start("np")], _I))
+            if of_after and not any(p.match(np) for p in _NP_HOPS):
+                # "the country of citizenship of the person whose ...": the relation runs to the "of" before the clause.
+                for cut in re.finditer(r"\s+of\s+", np, _I):
+                    if any(p.match(np[cut.end():]) for p in _NP_HOPS):
+                        rel, np = f"{rel} of {np[: cut.start()]}", np[cut.end():]
+                        break
+            hops = [_Hop(_norm(rel), "out", _norm(m.groupdict().get("type") or ""), of_after)]
             break
     else:
         wh = _WH.match(q)
@@ -283,8 +341,19 @@ def _hops_from_prefix(prefix: str) -> list[_Hop]:
         if m:
             hops.append(_Hop(_norm(m.group("rel")), "in", _norm(m.group("type"))))
         else:
-            hops.append(_Hop(_norm(seg), "out"))
+            hops.append(_Hop(_norm(seg), "out", of_after=True))
     return [h for h in hops if h.phrase]
+
+
+def _possessive(q: str) -> str | None:
+    """The ``E's R1's R2`` part of a possessive question ("Primo Levi's place of birth?",
+    "What is Primo Levi's place of birth?", "Primo Levi's place of birth is"), else ``None``."""
+    wh = _WH_COPULA.match(q)
+    if wh is None and _OTHER_OPENING.match(q):
+        return None  # "Which country borders People's Republic of China": the apostrophe is in a name
+    body = q[wh.end():] if wh else q
+    body = re.sub(r"\s+(?:is|are|was|were)$", "", body, flags=_I)
+    return body if _POSSESSIVE.search(body) else None
 
 
 # ---------------------------------------------------------------- the model
@@ -469,11 +538,16 @@ class _Policy:
 
     def solve(self) -> tuple[str, list[str]]:
         q = self.question.strip().rstrip("?").strip()
+        q = _BLANK.sub(r"\1", q)
         if not q:
             raise _GiveUp("no question")
         yes_no = _YESNO.match(q)
         if yes_no and " and " in yes_no.group(1).lower():
             return self.solve_compare(yes_no.group(1))
+        if not any(frame.match(q) for frame in _FRAMES[:-1]):
+            body = _possessive(q)
+            if body is not None:
+                return self.solve_possessive(body)
         outer, residual = _parse_question(q)
         return self.solve_chain(residual, outer)
 
@@ -529,7 +603,73 @@ class _Policy:
         scored = [sl for sl in scored if sl[0] >= _MIN_LABEL_SCORE]
         if not scored:
             raise _GiveUp(f"no relation like {hop.phrase!r} on {eid}")
-        return self.choose("label:" + key, [lab for _, lab in scored])
+        # The label the question spells out ranks first, whatever the fuzzy scores of look-alikes.
+        wanted = _label_key(hop.phrase)
+        ranked = [lab for _, lab in scored]
+        ranked = [lab for lab in ranked if _label_key(lab) == wanted] + [lab for lab in ranked if _label_key(lab) != wanted]
+        if not _resembles(hop.phrase, ranked[0]):
+            # A fuzzy score alone links "father" to "place of birth": that would be a guess, not a reading.
+            raise _GiveUp(f"no relation like {hop.phrase!r} on {eid}")
+        return self.choose("label:" + key, ranked)
+
+    def merged_hop(self, eid: str, hops: Sequence[_Hop], i: int) -> tuple[_Hop, int]:
+        """The hop to take from ``eid`` at ``hops[i]``, and how many of the question's hops it uses.
+
+        "country of citizenship of Primo Levi" splits at every "of" into
+        citizenship, country; when ``eid`` has a label that spells several such
+        hops as one phrase, the longest such label is one hop. Labels are read
+        from the entity (``get_entity``) or, before that, taken from labels seen
+        elsewhere in the conversation only on an exact match.
+        """
+        j = i
+        while j + 1 < len(hops) and _joins(hops[j], hops[j + 1]):
+            j += 1
+        if j == i:
+            return hops[i], 1
+        known = self.memory.labels.get(eid)
+        pool = (
+            [lab for lab, d in known if d == "out"]
+            if known is not None
+            else sorted({lab for labs in self.memory.labels.values() for lab, _ in labs} | {r for _, r, _ in self.memory.edges})
+        )
+        for k in range(j, i, -1):
+            wanted = _label_key(" of ".join(h.phrase for h in reversed(hops[i : k + 1])))
+            exact = sorted(lab for lab in pool if _label_key(lab) == wanted) or sorted(
+                # a plural or a typo of a label with "of" in it ("members of sports team")
+                lab for lab in pool if fuzz.ratio(" ".join(_label_key(lab)), " ".join(wanted)) >= 90
+            )
+            if exact:
+                return _Hop(_norm(_label_text(exact[0])), "out", hops[k].type_hint), k - i + 1
+        if known is None and "get_entity" in self.tools and eid not in self.memory.failed_ids:
+            raise _NeedCall([self._call("get_entity", entity_id=eid)])
+        return hops[i], 1
+
+    def walk(self, topic: str, hops: Sequence[_Hop]) -> tuple[str, list[str]]:
+        """Follow ``hops`` from ``topic``; the answer's name and the path (topic first)."""
+        path = [topic]
+        current = topic
+        i = 0
+        while i < len(hops):
+            hop, used = self.merged_hop(current, hops, i)
+            current = self.follow(current, hop, f"{i}:{current}")
+            path.append(current)
+            i += used
+        return self.memory.name(current), path
+
+    def walk_from(self, topics: Sequence[str], hops: Sequence[_Hop]) -> tuple[str, list[str]]:
+        """Walk from the first of equally well-named ``topics`` whose relations fit the question.
+
+        Two entities may carry the name the question uses ("Georgia", "Paris"):
+        as a reader would, it tries the next one when the question's relations
+        lead nowhere from the first.
+        """
+        for k, topic in enumerate(topics):
+            try:
+                return self.walk(topic, hops)
+            except _GiveUp:
+                if k == len(topics) - 1:
+                    raise
+        raise _GiveUp("no topic")
 
     def follow(self, eid: str, hop: _Hop, key: str) -> str:
         label = self.pick_label(eid, hop, key)
@@ -575,12 +715,40 @@ class _Policy:
         hops = _hops_from_prefix(prefix) + list(reversed(outer))
         if not hops:
             raise _GiveUp("no relation in the question")
-        path = [topic]
-        current = topic
-        for i, hop in enumerate(hops):
-            current = self.follow(current, hop, f"{i}:{current}")
-            path.append(current)
-        return self.memory.name(current), path
+        return self.walk_from(self._namesakes(topic, n_words, body, "suffix"), hops)
+
+    def _namesakes(self, topic: str, n_words: int, text: str, where: str) -> list[str]:
+        """``topic`` first, then the other known entities whose name matches ``text`` as long as its does."""
+        return [topic, *(eid for n, eid in self._matches(text, where) if n == n_words and eid != topic)]
+
+    def solve_possessive(self, body: str) -> tuple[str, list[str]]:
+        """``E's R1's R2``: the entity names the text before one of the possessive marks, then each R is a hop."""
+        marks = list(_POSSESSIVE.finditer(body))
+        ends = [m.start() for m in marks]
+        topic = ""
+        n_marks = 0
+        for k in range(len(marks) - 1, -1, -1):  # the longest name first: "People's Republic of China's capital"
+            named = _norm(body[: ends[k]])
+            hits = [eid for eid, (name, _) in self.memory.names.items() if named in {_norm(a) for a in (name, *self.memory.aliases.get(eid, ()))}]
+            if hits:
+                topic, n_marks = self.choose("link:topic", hits), k + 1
+                break
+        if not topic:
+            for end in ends:
+                query = re.sub(r"^(?:the|a|an)\s+", "", body[:end].strip(), flags=re.I)
+                if query and _norm(query) not in self.memory.searched:
+                    raise _NeedCall([self._call("search_entities", query=query)])
+            raise _GiveUp(f"no entity named in {body!r}")
+        named = _norm(body[: ends[n_marks - 1]])
+        namesakes = [topic, *(
+            eid for eid, (name, _) in self.memory.names.items()
+            if eid != topic and named in {_norm(a) for a in (name, *self.memory.aliases.get(eid, ()))}
+        )]
+        rest = body[marks[n_marks - 1].end():]
+        hops = [_Hop(_norm(part), "out") for part in _POSSESSIVE.split(rest) if _norm(part)]
+        if not hops:
+            raise _GiveUp("no relation in the question")
+        return self.walk_from(namesakes, hops)
 
     def solve_compare(self, body: str) -> tuple[str, list[str]]:
         first_query = re.split(r"\s+and\s+", body, maxsplit=1, flags=re.I)[0]
