@@ -49,7 +49,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 from . import attributes as A
 from ._content import ContentMode, check_content_mode, clean_text, dumps, dumps_edges, dumps_entities, to_text
 from ._content import clean_args as _clean_args
-from .redact import record_exception, redact
+from .redact import record_exception, redact, redact_keys
 from ._safety import warn_once
 from .config import get_tracer, run_settings
 from .extract import CitationParser, EdgeRef, EntityRef, Extractor, compile_pattern, extract_answer, extract_entities
@@ -880,9 +880,10 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
     if root.content == "full" and gen is not None:
         text = to_text(getattr(message, "content", None) if message is not None else getattr(gen, "text", ""))
         if calls:
-            # The model's requested calls carry the tool arguments: the same redaction as the tool span's.
+            # The model's requested calls carry the tool arguments: secret keys here, and the text
+            # pass of root.text() below over all of it (strings inside included).
             text = text + ("\n" if text else "") + dumps(
-                [{"name": c.get("name"), "args": redact(c.get("args"))} for c in message.tool_calls]
+                [{"name": c.get("name"), "args": redact_keys(c.get("args"))} for c in message.tool_calls]
             )
         attrs[A.OUTPUT_VALUE] = root.text(text)
     span = _start_span(run, name, SpanKind.CLIENT, attrs)

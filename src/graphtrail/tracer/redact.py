@@ -81,13 +81,15 @@ _TEXT_WORDS: tuple[str, ...] = (
     "pass", "pw", "secret", "token", "key", "auth", "bearer", "basic", "cookie", "session", "cred",
     "signature", "jwt", "csrf", "xsrf", "otp", "dsn", "cvv", "cvc", "pin",
 )
+_WORDS_RE = re.compile("|".join(_TEXT_WORDS))
+_SCHEME_WORDS: tuple[str, ...] = ("bearer", "basic")
 _TOKEN_PREFIXES: tuple[str, ...] = (
-    "sk-", "gh", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-", "hf_", "eyJ", "://", "-----BEGIN",
+    "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-", "hf_", "eyJ", "://", "-----BEGIN",
 )
 _TOKEN_SCAN = re.compile(
     r"(?P<pem>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)"
-    r"|(?P<url>(?<=://)[^\s/?#@:\"'<>]{0,256}:[^\s/?#@\"'<>]{1,256}@)"
-    r"|(?P<tok>\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|://(?P<url>[^\s/?#@:\"'<>]{0,256}:[^\s/?#@\"'<>]{1,256})@"
+    r"|(?P<tok>(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|A(?:KIA|SIA)[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{30,}|glpat-[A-Za-z0-9_\-]{20,}"
     r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*))"
 )
@@ -200,29 +202,49 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
     low = text.lower()
     if len(low) != len(text):  # a few characters lower-case to two: keep offsets aligned
         low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    for word in _TEXT_WORDS:
-        at = low.find(word)
-        while at >= 0:
-            hit = _key_value(text, low, at, word)
-            if hit is not None:
-                found.append(hit)
-            at = low.find(word, at + len(word))
-    for prefix in _TOKEN_PREFIXES:
-        if prefix in text:
-            for m in _TOKEN_SCAN.finditer(text):
-                kind = m.lastgroup
-                if kind == "pem":
-                    end_m = _PEM_END.search(text, m.end())
-                    found.append((m.start(), end_m.end() if end_m is not None else len(text), REDACTED))
-                elif kind == "url":
-                    found.append((m.start() + m.group().index(":") + 1, m.end() - 1, REDACTED))
-                else:
-                    found.append((m.start(), m.end(), REDACTED))
-            break
+    # A key's value follows a separator; without one only "Bearer <credential>" can be there.
+    if "=" in text or ":" in text:
+        if len(low) < 256:  # one regex pass is cheaper than 20 substring searches on short text
+            for m in _WORDS_RE.finditer(low):
+                hit = _key_value(text, low, m.start(), m.group())
+                if hit is not None:
+                    found.append(hit)
+        else:
+            for word in _TEXT_WORDS:
+                at = low.find(word)
+                while at >= 0:
+                    hit = _key_value(text, low, at, word)
+                    if hit is not None:
+                        found.append(hit)
+                    at = low.find(word, at + len(word))
+    else:
+        for word in _SCHEME_WORDS:
+            at = low.find(word)
+            while at >= 0:
+                hit = _key_value(text, low, at, word)
+                if hit is not None:
+                    found.append(hit)
+                at = low.find(word, at + len(word))
+    if len(text) >= 16:  # the shortest token format
+        for prefix in _TOKEN_PREFIXES:
+            if prefix in text:
+                for m in _TOKEN_SCAN.finditer(text):
+                    kind = m.lastgroup
+                    if kind == "pem":
+                        end_m = _PEM_END.search(text, m.end())
+                        found.append((m.start(), end_m.end() if end_m is not None else len(text), REDACTED))
+                    elif kind == "url":
+                        user_end = m.start("url") + m.group("url").index(":") + 1
+                        found.append((user_end, m.end("url"), REDACTED))
+                    else:
+                        found.append((m.start(), m.end(), REDACTED))
+                break
     return found
 
 
 def _scan(text: str) -> str:
+    if len(text) < 4:  # "pw=x" is the shortest secret text
+        return text
     found = _candidates(text)
     if not found:
         return text
@@ -286,6 +308,21 @@ def redact(value: Any, key: str | None = None, _depth: int = 0) -> Any:
         return [redact(v, key, _depth + 1) for v in value]
     if isinstance(value, str):
         return redact(str(value), key, _depth)
+    return value
+
+
+def redact_keys(value: Any, _depth: int = 0) -> Any:
+    """Only the key rule of :func:`redact`: for a structure that is serialized and then
+    redacted as text anyway (the text pass would scan each string twice)."""
+    t = type(value)
+    if t is str or t in _PLAIN:
+        return value
+    if _depth > 32:
+        return REDACTED
+    if t is dict or isinstance(value, Mapping):
+        return {k: (REDACTED if v is not None and is_secret_key(k) else redact_keys(v, _depth + 1)) for k, v in value.items()}
+    if t is list or t is tuple or isinstance(value, (list, tuple, set, frozenset)):
+        return [redact_keys(v, _depth + 1) for v in value]
     return value
 
 
