@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .._lines import split_lines
 from .loaders import _BUNDLED, bundled_resource
 
 __all__ = ["Question", "QuestionsError", "load_questions"]
@@ -110,7 +111,7 @@ def parse_questions_jsonl(text: str, filename: str) -> list[Question]:
         lines = [f"item {i}" for i in range(len(records))]
     else:
         lines = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        for lineno, line in enumerate(split_lines(text), start=1):
             if not line.strip():
                 continue
             try:
@@ -136,7 +137,7 @@ _TOPIC = re.compile(r"\[([^\]]+)\]")
 def parse_metaqa(text: str, filename: str, prefix: str) -> list[Question]:
     """MetaQA ``qa_*.txt``: ``question with [topic]<TAB>answer1|answer2`` per line."""
     questions = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         cells = line.split("\t")

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._lines import split_lines
 from .errors import InputError
 
 __all__ = ["read_json_records", "otlp_documents", "merge_otlp", "otlp_to_jaeger", "is_otlp", "is_trajectory"]
@@ -35,7 +36,7 @@ def read_json_records(path: Path) -> list[dict[str, Any]]:
     if isinstance(whole, list) and all(isinstance(x, dict) for x in whole):
         return whole
     records: list[dict[str, Any]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:
