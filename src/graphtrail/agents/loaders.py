@@ -26,6 +26,7 @@ import gzip
 import json
 import math
 import os
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -35,6 +36,8 @@ from xml.etree.ElementTree import ParseError
 
 import networkx as nx
 
+from .._jsonread import JSONInputError
+from .._jsonread import loads as json_loads
 from .kg import KGError, KnowledgeGraph
 
 __all__ = [
@@ -216,7 +219,7 @@ def _maybe_gunzip(raw: bytes, filename: str = "input") -> bytes:
     if raw[:2] == b"\x1f\x8b":
         try:
             return gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise KGError(f"{filename}: damaged gzip data ({exc})") from None
     return raw
 
@@ -374,11 +377,56 @@ def load_triples(path: PathLike, *, entities: PathLike | None = None, delimiter:
 
 def _parse_json(raw: bytes, filename: str) -> Any:
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return json_loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise KGError(f"{filename}: expected UTF-8 JSON ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise KGError(f"{filename} line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except JSONInputError as exc:
+        raise KGError(f"{exc.where(filename)}: {exc.reason}") from None
+
+
+# What a node-link document may hold where graphtrail expects text: a string, or a
+# number (ids are often integers). Anything else (objects, lists, booleans) is a
+# mistake in the file, reported with the field's path rather than stringified.
+def _text(value: Any, where: str, filename: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise KGError(f"{filename}: {where}: expected a string or a finite number, got {value!r}")
+        return str(value)
+    raise KGError(f"{filename}: {where}: expected a string or a number, got {_kind(value)}")
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", bool: "a boolean", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _text_or(node: dict[str, Any], keys: tuple[str, ...], default: str, where: str, filename: str) -> str:
+    for key in keys:
+        value = node.get(key)
+        if value is not None and value != "":
+            return _text(value, f"{where}.{key}", filename)
+    return default
+
+
+def _text_list(value: Any, where: str, filename: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return _aliases(value)
+    if not isinstance(value, list):
+        raise KGError(f"{filename}: {where}: expected a list of strings, got {_kind(value)}")
+    return [_text(v, f"{where}[{i}]", filename) for i, v in enumerate(value)]
+
+
+def _level(value: Any, where: str, filename: str) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 10:
+        return int(value)
+    raise KGError(f"{filename}: {where}: expected a non-negative whole number, got {value!r}"[:300])
 
 
 def _first(mapping: dict[str, Any], keys: Iterable[str], default: Any = None) -> Any:
@@ -411,33 +459,57 @@ def _kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
     if not isinstance(edges, list):
         raise KGError(f"{filename}: '{edge_key}' must be a list of {{source, target, relation}} objects")
     graph_attrs = doc.get("graph") if isinstance(doc.get("graph"), dict) else {}
-    kg = KnowledgeGraph(name=str(graph_attrs.get("name") or _stem(Path(filename))))
+    name = graph_attrs.get("name")
+    kg = KnowledgeGraph(name=_text(name, "graph.name", filename) if name else _stem(Path(filename)))
     for i, node in enumerate(doc["nodes"]):
+        where = f"nodes[{i}]"
         if not isinstance(node, dict) or node.get("id") in (None, ""):
-            raise KGError(f"{filename}: nodes[{i}]: expected an object with an 'id'")
+            raise KGError(f"{filename}: {where}: expected an object with an 'id'")
+        node_id = _text(node["id"], f"{where}.id", filename)
         kg.add_entity(
-            str(node["id"]),
-            str(_first(node, ("name", "title", "label"), node["id"])),
-            str(_first(node, ("type", "entity_type"), "entity")),
-            str(_first(node, ("description",), "")),
-            _aliases(node.get("aliases")),
+            node_id,
+            _text_or(node, ("name", "title", "label"), node_id, where, filename),
+            _text_or(node, ("type", "entity_type"), "entity", where, filename),
+            _text_or(node, ("description",), "", where, filename),
+            _text_list(node.get("aliases"), f"{where}.aliases", filename),
         )
     for i, edge in enumerate(edges):
+        where = f"{edge_key}[{i}]"
         if not isinstance(edge, dict) or edge.get("source") in (None, "") or edge.get("target") in (None, ""):
-            raise KGError(f"{filename}: {edge_key}[{i}]: expected an object with 'source' and 'target'")
-        relation = _first(edge, ("relation", "label", "predicate", "type"))
+            raise KGError(f"{filename}: {where}: expected an object with 'source' and 'target'")
+        relation = _text_or(edge, ("relation", "label", "predicate", "type"), "", where, filename) or None
         if relation is None and isinstance(edge.get("key"), str):
             relation = edge["key"]
-        kg.add_relation(str(edge["source"]), str(relation or DEFAULT_RELATION), str(edge["target"]), str(edge.get("description") or ""))
-    for i, unit in enumerate(doc.get("text_units") or []):
+        kg.add_relation(
+            _text(edge["source"], f"{where}.source", filename),
+            relation or DEFAULT_RELATION,
+            _text(edge["target"], f"{where}.target", filename),
+            _text_or(edge, ("description",), "", where, filename),
+        )
+    units = doc.get("text_units") or []
+    if not isinstance(units, list):
+        raise KGError(f"{filename}: text_units: expected a list of objects, got {_kind(units)}")
+    for i, unit in enumerate(units):
         if not isinstance(unit, dict) or "id" not in unit or not isinstance(unit.get("text"), str):
             raise KGError(f"{filename}: text_units[{i}]: expected an object with 'id' and 'text'")
-        kg.add_text_unit(str(unit["id"]), unit["text"], [str(e) for e in unit.get("entity_ids") or []])
-    for i, com in enumerate(doc.get("communities") or []):
+        kg.add_text_unit(
+            _text(unit["id"], f"text_units[{i}].id", filename), unit["text"],
+            _text_list(unit.get("entity_ids"), f"text_units[{i}].entity_ids", filename),
+        )
+    communities = doc.get("communities") or []
+    if not isinstance(communities, list):
+        raise KGError(f"{filename}: communities: expected a list of objects, got {_kind(communities)}")
+    for i, com in enumerate(communities):
+        where = f"communities[{i}]"
         if not isinstance(com, dict) or "id" not in com or not isinstance(com.get("entity_ids"), list):
-            raise KGError(f"{filename}: communities[{i}]: expected an object with 'id' and an 'entity_ids' list")
+            raise KGError(f"{filename}: {where}: expected an object with 'id' and an 'entity_ids' list")
+        com_id = _text(com["id"], f"{where}.id", filename)
         kg.add_community(
-            str(com["id"]), str(com.get("title") or com["id"]), com["entity_ids"], str(com.get("summary") or ""), int(com.get("level") or 0)
+            com_id,
+            _text_or(com, ("title",), com_id, where, filename),
+            _text_list(com["entity_ids"], f"{where}.entity_ids", filename),
+            _text_or(com, ("summary",), "", where, filename),
+            _level(com.get("level"), f"{where}.level", filename),
         )
     return kg
 

@@ -59,6 +59,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 from rapidfuzz import fuzz
 
+from .._lines import split_lines
 from .sampling import current_trial
 
 __all__ = ["OfflineChatModel", "UNKNOWN_ANSWER"]
@@ -156,7 +157,7 @@ class _Memory:
 
     def read_lines(self, text: str) -> list[dict[str, Any]]:
         objs = []
-        for line in text.splitlines():
+        for line in split_lines(text):
             line = line.strip()
             if not line.startswith("{"):
                 continue
@@ -210,12 +211,12 @@ def _read_conversation(messages: Sequence[BaseMessage]) -> tuple[str, str, _Memo
     system = "\n".join(_text(m.content) for m in messages if isinstance(m, SystemMessage))
     humans = [_text(m.content) for m in messages if isinstance(m, HumanMessage)]
     question = humans[0] if humans else ""
-    for line in question.splitlines():
+    for line in split_lines(question):
         if line.lower().startswith("question:"):
             question = line.split(":", 1)[1]
             break
     else:
-        question = question.strip().splitlines()[0] if question.strip() else ""
+        question = split_lines(question.strip())[0] if question.strip() else ""
     for text in humans:
         memory.read_lines(text)
     calls: dict[str, dict[str, Any]] = {}

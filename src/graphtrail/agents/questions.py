@@ -13,7 +13,6 @@ so the public multi-hop benchmarks load without conversion.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -21,6 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .._jsonread import JSONInputError
+from .._jsonread import loads as json_loads
+from .._lines import split_lines
 from .loaders import _BUNDLED, bundled_resource
 
 __all__ = ["Question", "QuestionsError", "load_questions"]
@@ -103,22 +105,23 @@ def parse_questions_jsonl(text: str, filename: str) -> list[Question]:
     questions: list[Question] = []
     if stripped.startswith("["):
         try:
-            records = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise QuestionsError(f"{filename} line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+            records = json_loads(text)
+        except JSONInputError as exc:
+            raise QuestionsError(f"{exc.where(filename)}: {exc.reason}") from None
+        if not isinstance(records, list):
+            raise QuestionsError(f"{filename}: expected one JSON object per line, or a JSON array of objects")
         questions = [_question_from_record(r, f"{filename} item {i}") for i, r in enumerate(records)]
         lines = [f"item {i}" for i in range(len(records))]
     else:
         lines = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        for lineno, line in enumerate(split_lines(text), start=1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
+                record = json_loads(line, first_line=lineno)
+            except JSONInputError as exc:
                 raise QuestionsError(
-                    f"{filename} line {lineno} column {exc.colno}: invalid JSON ({exc.msg}); "
-                    "expected one JSON object per line"
+                    f"{exc.where(filename)}: {exc.reason}; expected one JSON object per line"
                 ) from None
             questions.append(_question_from_record(record, f"{filename} line {lineno}"))
             lines.append(f"line {lineno}")
@@ -136,7 +139,7 @@ _TOPIC = re.compile(r"\[([^\]]+)\]")
 def parse_metaqa(text: str, filename: str, prefix: str) -> list[Question]:
     """MetaQA ``qa_*.txt``: ``question with [topic]<TAB>answer1|answer2`` per line."""
     questions = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         cells = line.split("\t")
@@ -174,8 +177,12 @@ def load_questions(source: PathLike) -> list[Question]:
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         import gzip
+        import zlib
 
-        raw = gzip.decompress(raw)
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise QuestionsError(f"{path.name}: not a readable gzip file ({exc})") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

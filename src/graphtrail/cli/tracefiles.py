@@ -12,6 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._jsonread import JSONInputError
+from .._jsonread import loads as json_loads
+from .._lines import split_lines
 from .errors import InputError
 
 __all__ = ["read_json_records", "otlp_documents", "merge_otlp", "otlp_to_jaeger", "is_otlp", "is_trajectory"]
@@ -23,26 +26,31 @@ def read_json_records(path: Path) -> list[dict[str, Any]]:
         raise InputError(f"trace file not found: {path}", "pass the traces.jsonl written by `graphtrail run`/`demo` or by configure(exporter='jsonl')")
     if path.is_dir():
         raise InputError(f"{path} is a directory", "pass a trace file, e.g. OUT/traces.jsonl")
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{path} line {line} is not UTF-8 text", "pass a trace file written by graphtrail (OTLP/JSON lines or trajectories)") from None
     if not text.strip():
         raise InputError(f"trace file {path} is empty", "run an agent with tracing to a jsonl file first (graphtrail run ... --out DIR)")
     try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
+        whole = json_loads(text)
+    except JSONInputError:
         whole = None
     if isinstance(whole, dict):
         return [whole]
     if isinstance(whole, list) and all(isinstance(x, dict) for x in whole):
         return whole
     records: list[dict[str, Any]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
+            obj = json_loads(line, first_line=lineno)
+        except JSONInputError as exc:
             raise InputError(
-                f"{path} line {lineno} is not JSON ({exc.msg})",
+                f"{path} line {lineno} is not JSON ({exc.reason})",
                 "expected OTLP/JSON lines (graphtrail's jsonl exporter) or one JSON document",
             ) from None
         if not isinstance(obj, dict):

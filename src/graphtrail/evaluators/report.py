@@ -285,8 +285,8 @@ def load_report(path: str | Path) -> Report:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ReportError(f"{p}: no such file") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{p}: not a readable results.json ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, not UTF-8, a 5,000-digit number
+        raise ReportError(f"{p}: not a readable results.json ({type(exc).__name__}: {str(exc)[:200]})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if not isinstance(version, str) or not version.startswith("graphtrail.results/"):
         raise ReportError(f"{p}: not a graphtrail results.json (schema_version={version!r})")

@@ -40,6 +40,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.tools.base import _get_runnable_config_param
 
+from .._lines import split_lines
 from ..agents.views import GraphFilter, active_filter
 
 __all__ = [
@@ -167,7 +168,7 @@ def generic_filter(output: Any, graph_filter: GraphFilter) -> Any:
         parsed = _parse_json(output)
         if parsed is not None:
             return json.dumps(generic_filter(parsed, f), ensure_ascii=False)
-        lines = output.splitlines(keepends=True)
+        lines = split_lines(output, keepends=True)
         parsed_lines = [_parse_json(line) for line in lines]
         if any(p is not None for p in parsed_lines):
             kept = []
@@ -217,7 +218,7 @@ def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str]) -> s
         return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
 
     hidden_terms = [pattern(t) for e in f.hidden for t in (e, names.get(e)) if t]
-    kept = [line for line in text.splitlines(keepends=True) if not any(p.search(line) for p in hidden_terms)]
+    kept = [line for line in split_lines(text, keepends=True) if not any(p.search(line) for p in hidden_terms)]
     out = "".join(kept)
     for eid in f.masked:
         name = names.get(eid)

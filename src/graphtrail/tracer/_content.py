@@ -10,13 +10,13 @@ import json
 import re
 from typing import Any, Literal
 
+from . import redact as _redact
+from .redact import REDACTED, is_secret_key
+
 ContentMode = Literal["full", "ids-only", "none"]
 CONTENT_MODES: tuple[str, ...] = ("full", "ids-only", "none")
 DEFAULT_MAX_VALUE_LENGTH = 4096
 TRUNCATION_MARKER = "…[truncated {n} chars]"
-REDACTED = "<redacted>"
-
-_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|auth[_-]?header|cookie|credential)", re.I)
 _ID_LIKE = re.compile(r"^[\w:.\-/#@]{1,128}$")
 
 
@@ -97,66 +97,66 @@ def to_text(content: Any) -> str:
     return dumps(content)
 
 
-_secret_keys: dict[str, bool] = {}  # a tool's argument names repeat on every call: match each once
+def _clean_str(value: str, key: str | None, mode: ContentMode, limit: int) -> Any:
+    if mode == "full":
+        return clean_text(value, limit, key)
+    if not _ID_LIKE.match(value):
+        return REDACTED
+    text = _redact.redact_text_builtin(value)  # an identifier-like token may still be a credential (sk-..., AKIA...)
+    rule = _redact.get_rule()
+    return text if rule is None else _redact._apply_rule(rule, key, text)
 
 
-def is_secret_key(key: Any) -> bool:
-    if not isinstance(key, str):
-        return False
-    known = _secret_keys.get(key)
-    if known is None:
-        known = bool(_SECRET_KEY.search(key))
-        if len(_secret_keys) < 4096:
-            _secret_keys[key] = known
-    return known
-
-
-def _clean_value(value: Any, mode: ContentMode, limit: int, depth: int) -> Any:
+def _clean_value(value: Any, key: str | None, mode: ContentMode, limit: int, depth: int) -> Any:
     if isinstance(value, str):
-        if mode == "full":
-            return truncate(value, limit)
-        return value if _ID_LIKE.match(value) else REDACTED
+        return _clean_str(value, key, mode, limit)
     if value is None or isinstance(value, (bool, int, float)):
-        return value
+        rule = _redact.get_rule()
+        return value if rule is None or value is None else _redact._apply_rule(rule, key, value)
     if depth > 6:
-        return REDACTED if mode != "full" else truncate(str(value), limit)
+        return REDACTED if mode != "full" else _clean_str(str(value), key, mode, limit)
     if isinstance(value, dict):
         return {
-            str(k): (REDACTED if is_secret_key(k) else _clean_value(v, mode, limit, depth + 1)) for k, v in value.items()
+            str(k): (REDACTED if v is not None and is_secret_key(k) else _clean_value(v, str(k), mode, limit, depth + 1))
+            for k, v in value.items()
         }
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [_clean_value(v, mode, limit, depth + 1) for v in value]
-    text = str(value)
-    if mode == "full":
-        return truncate(text, limit)
-    return text if _ID_LIKE.match(text) else REDACTED
-
-
-_PLAIN = frozenset({int, float, bool, type(None)})
+        return [_clean_value(v, key, mode, limit, depth + 1) for v in value]
+    return _clean_str(str(value), key, mode, limit)
 
 
 def clean_args(args: Any, mode: ContentMode, limit: int) -> dict[str, Any]:
-    """Tool-call arguments as recorded: JSON-safe, secrets redacted, text per mode.
+    """Tool-call arguments as recorded: JSON-safe, secrets redacted (redact.py), text per mode.
 
     - ``full``: every value, long strings truncated;
     - ``ids-only``: structure, numbers and identifier-like strings (no spaces,
       at most 128 chars, e.g. ``"E12"``); free text becomes ``"<redacted>"``;
     - ``none``: nothing (``{}``).
+
+    In every mode, values under secret-looking keys become ``"<redacted>"`` and
+    strings lose the credentials they spell out (``Bearer …``, ``sk-…``).
     """
     if mode == "none" or args is None:
         return {}
     if not isinstance(args, dict):
         args = {"input": args}
-    if mode == "full":
-        # Most tool calls: a few short strings and numbers under plain names.
-        for key, value in args.items():
-            if (
-                type(key) is not str
-                or is_secret_key(key)
-                or not (type(value) in _PLAIN or (type(value) is str and len(value) <= limit))
-            ):
-                break
-        else:
-            return dict(args)
-    cleaned = _clean_value(args, mode, limit, 0)
+    cleaned = _clean_value(args, None, mode, limit, 0)
     return cleaned if isinstance(cleaned, dict) else {}
+
+
+def clean_text(text: str, limit: int, key: str | None = None) -> str:
+    """Text as recorded in ``full`` mode: credentials redacted (redact.py), then cut to ``limit``.
+
+    Only the first ``limit`` characters (and a margin, so that a value cut by the
+    limit is still recognized whole) are scanned: the rest is dropped anyway.
+    """
+    scanned = text if len(text) <= limit + 512 else text[: limit + 512]
+    cleaned = _redact.redact_text_builtin(scanned)
+    rule = _redact.get_rule()
+    if rule is not None:
+        cleaned = _redact._apply_rule(rule, key, cleaned)
+        if not isinstance(cleaned, str):
+            cleaned = dumps(cleaned)
+    if scanned is text:
+        return truncate(cleaned, limit)
+    return cleaned[:limit] + TRUNCATION_MARKER.format(n=len(text) - limit)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlparse
@@ -40,6 +40,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from ._content import DEFAULT_MAX_VALUE_LENGTH, ContentMode, check_content_mode
 from ._safety import warn_once
+from .redact import set_rule as _set_redact_rule
 
 ExporterName = Literal["otlp", "console", "jsonl", "none", "memory"]
 EXPORTERS: tuple[str, ...] = ("otlp", "console", "jsonl", "none", "memory")
@@ -247,6 +248,7 @@ def configure(
     span_processor: SpanProcessor | None = None,
     node_spans: bool = DEFAULT_NODE_SPANS,
     live_after: float = DEFAULT_LIVE_AFTER_S,
+    redact: Callable[[str | None, Any], Any] | None = None,
 ) -> Any:
     """Choose where graphtrail's spans go; returns the TracerProvider it will use.
 
@@ -271,6 +273,11 @@ def configure(
       (cheaper); once a run has been going this long, each model/tool span is
       built as soon as its call finishes, so long runs show up in your backend
       while they work. ``0`` builds every span as it finishes.
+    - ``redact``: your own rule on top of the built-in secret redaction
+      (docs/spans.md, "Secrets"): ``redact(key, value) -> value`` is called for
+      every argument value (``key``: its name) and every recorded text (``key``:
+      ``None``) and returns what to record. If it raises, ``"<redacted>"`` is
+      recorded. The built-in rules cannot be switched off.
 
     Calling ``configure`` again replaces graphtrail's previous choice.
     """
@@ -279,6 +286,8 @@ def configure(
         raise ValueError("max_value_length must be at least 16")
     if not live_after >= 0:  # also rejects NaN
         raise ValueError(f"live_after must be a number of seconds >= 0, got {live_after!r}")
+    if redact is not None and not callable(redact):
+        raise TypeError(f"redact must be a callable redact(key, value) -> value, got {type(redact).__name__}")
     asked = exporter is not None or span_exporter is not None or span_processor is not None
     if exporter is None:
         exporter = "otlp" if _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") else "none"
@@ -309,6 +318,7 @@ def configure(
         _state.content, _state.max_value_length = content, max_value_length
         _state.node_spans = bool(node_spans)
         _state.live_after_ns = int(live_after * 1e9) if live_after != float("inf") else 2**62
+        _set_redact_rule(redact)
         _state.configured = True
         _state.tracers.clear()
         return target or _state.own

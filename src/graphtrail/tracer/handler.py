@@ -47,8 +47,9 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from . import attributes as A
-from ._content import ContentMode, check_content_mode, dumps, dumps_edges, dumps_entities, to_text, truncate
+from ._content import ContentMode, check_content_mode, clean_text, dumps, dumps_edges, dumps_entities, to_text
 from ._content import clean_args as _clean_args
+from .redact import record_exception, redact, redact_keys
 from ._safety import warn_once
 from .config import get_tracer, run_settings
 from .extract import CitationParser, EdgeRef, EntityRef, Extractor, compile_pattern, extract_answer, extract_entities
@@ -165,7 +166,9 @@ class _Root:
         self.parent_ctx: Context = Context()
 
     def text(self, value: Any) -> str:
-        return truncate(value if isinstance(value, str) else to_text(value), self.limit)
+        """Text as recorded: every free text (question, answer, messages, tool output, errors) goes
+        through here, so it is where credentials are redacted (redact.py)."""
+        return clean_text(value if isinstance(value, str) else to_text(value), self.limit)
 
 
 class _Run:
@@ -268,7 +271,7 @@ def _mark_error(span: trace.Span, root: _Root, error: BaseException, at_ns: int)
     span.set_status(Status(StatusCode.ERROR, text))
     span.set_attribute(A.ERROR_TYPE, type(error).__name__)
     if root.content == "full":
-        span.record_exception(error, timestamp=at_ns)
+        record_exception(span, error, at_ns)
     else:
         span.add_event("exception", {"exception.type": type(error).__name__}, timestamp=at_ns)
     return text
@@ -374,7 +377,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         links: list[Link] = []
         if ann is not None:
             attrs.update(ann.attributes)
-            root.metadata = dict(ann.metadata)
+            root.metadata = redact(dict(ann.metadata))
             links = [
                 Link(SpanContext(int(t, 16), int(s, 16), is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)))
                 for t, s in ann.links
@@ -445,7 +448,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         if err_text is not None:
             span.set_status(Status(StatusCode.ERROR, err_text))
             if root.content == "full":
-                span.record_exception(error, timestamp=end_ns)  # type: ignore[arg-type]
+                record_exception(span, error, end_ns)  # type: ignore[arg-type]
         with root.lock:
             root.finished = True
             try:
@@ -877,7 +880,11 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
     if root.content == "full" and gen is not None:
         text = to_text(getattr(message, "content", None) if message is not None else getattr(gen, "text", ""))
         if calls:
-            text = text + ("\n" if text else "") + dumps([{"name": c.get("name"), "args": c.get("args")} for c in message.tool_calls])
+            # The model's requested calls carry the tool arguments: secret keys here, and the text
+            # pass of root.text() below over all of it (strings inside included).
+            text = text + ("\n" if text else "") + dumps(
+                [{"name": c.get("name"), "args": redact_keys(c.get("args"))} for c in message.tool_calls]
+            )
         attrs[A.OUTPUT_VALUE] = root.text(text)
     span = _start_span(run, name, SpanKind.CLIENT, attrs)
     _end_span(span, run.end_ns)

@@ -23,6 +23,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from .._lines import split_lines
 from ._safety import warn_once
 
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId")
@@ -136,9 +137,9 @@ def iter_otlp_json_spans(source: str | os.PathLike[str] | Iterable[str]) -> Iter
     """Flat span records from OTLP/JSON lines (a path, or an iterable of lines)."""
     if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and source.lstrip().startswith("{")):
         with open(source, encoding="utf-8") as fh:
-            lines: Iterable[str] = fh.read().splitlines()
+            lines: Iterable[str] = split_lines(fh.read())
     elif isinstance(source, str):
-        lines = source.splitlines()
+        lines = split_lines(source)
     else:
         lines = source
     for number, line in enumerate(lines, 1):

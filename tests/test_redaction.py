@@ -1,0 +1,324 @@
+"""Secrets never leave in spans: the redaction rules, each place a tool argument surfaces, and
+a scan of every exported byte (OTLP to a loopback collector, JSONL files, console) in all
+three content modes."""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import graphtrail
+from graphtrail.tracer import get_memory_exporter
+from graphtrail.tracer._content import clean_args
+from graphtrail.tracer.redact import REDACTED, is_secret_key, redact, redact_text
+from tests.secret_agent import QUESTION, SECRETS, VISIBLE, build_failing_agent, build_secret_agent, run_secret_agents
+
+REPO = Path(__file__).resolve().parents[1]
+
+# ---------------------------------------------------------------------------- the rules
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["password", "Password", "pwd", "passwd", "pw", "passphrase", "private_key", "privateKey", "bearer", "token",
+     "access_token", "refreshToken", "cookie", "Set-Cookie", "session", "session_id", "sessionId", "credential",
+     "credentials", "client_secret", "clientSecret", "api_key", "API-KEY", "apiKey", "x-api-key", "secret",
+     "authorization", "Proxy-Authorization", "oauth", "auth", "jwt", "csrf_token", "pin", "dsn", "connection_string"],
+)
+def test_secret_keys(key: str) -> None:
+    assert is_secret_key(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["entity_id", "query", "name", "author", "author_id", "authority", "max_tokens", "input_tokens", "token_count",
+     "key", "keyword", "passenger", "compass", "spinning", "relation", "citations", "answer"],
+)
+def test_ordinary_keys(key: str) -> None:
+    assert not is_secret_key(key)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("login with password=hunter2 please", "hunter2"),
+        ('{"user": "bob", "password": "hunter2"}', "hunter2"),
+        ("{'pwd': 'hunter2'}", "hunter2"),
+        ("Authorization: Bearer abcDEF1234567890", "abcDEF1234567890"),
+        ('curl -H "Authorization: Basic dXNlcjpwYXNz" x', "dXNlcjpwYXNz"),
+        ("headers sent with bearer eyJhbGciOi.payload1234", "eyJhbGciOi.payload1234"),
+        ("Cookie: sessionid=abc123; csrftoken=zz999", "zz999"),
+        ("postgres://admin:s3cr3t@db:5432/app", "s3cr3t"),
+        ("use sk-proj-ABCDEFGHIJKLMNOPQRST0 for it", "sk-proj-ABCDEFGHIJKLMNOPQRST0"),
+        ("ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+        ("aws AKIAIOSFODNN7EXAMPLE key", "AKIAIOSFODNN7EXAMPLE"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAK\n-----END RSA PRIVATE KEY-----", "MIIEpAIBAAK"),
+        ('"client_secret": {"v": "nested-value"}, "x": 1', "nested-value"),
+        ("my API key: zq-123456", "zq-123456"),
+        ("pin\n  Input should be a valid integer [type=int_parsing, input_value='9876x', input_type=str]", "9876x"),
+        ("X-Api-Key: k-abc-123 (sent)", "k-abc-123"),
+    ],
+)
+def test_text_redaction(text: str, secret: str) -> None:
+    out = redact_text(text)
+    assert secret not in out and REDACTED in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Which currency is used in the country whose capital is Nairobi?", "the author: Bob; max_tokens=100",
+     "passengers spinning a compass", '{"entity_id": "Q42", "relation": "capital"}', "basic facts about Kenya"],
+)
+def test_text_without_secrets_is_unchanged(text: str) -> None:
+    assert redact_text(text) is text or redact_text(text) == text
+
+
+def test_redact_walks_structures_without_changing_them() -> None:
+    value = {"a": {"Password": 123456, "list": [{"token": "t1"}, "Bearer abcdefgh12345"]}, "ok": "Q42", "n": None}
+    out = redact(value)
+    assert out == {"a": {"Password": REDACTED, "list": [{"token": REDACTED}, f"Bearer {REDACTED}"]}, "ok": "Q42", "n": None}
+    assert value["a"]["Password"] == 123456  # the input is not modified
+    deep: Any = "x"
+    for _ in range(100):
+        deep = [deep]
+    assert "x" not in json.dumps(redact(deep))  # too deep to walk: replaced whole
+
+
+@pytest.mark.parametrize("mode", ["full", "ids-only"])
+def test_clean_args_redacts_in_every_mode(mode: str) -> None:
+    args = {"user": "alice", "password": "hunter2", "auth": {"Authorization": "Bearer x"}, "q": "sk-ABCDEFGHIJKLMNOPQRSTUV"}
+    out = clean_args(args, mode, 100)  # type: ignore[arg-type]
+    assert out["password"] == REDACTED and out["auth"] == REDACTED and "sk-" not in json.dumps(out)
+    assert out["user"] == "alice"
+
+
+def test_users_rule(memory: Any) -> None:
+    seen: list[tuple[Any, Any]] = []
+
+    def rule(key: str | None, value: Any) -> Any:
+        seen.append((key, value))
+        if key == "username" or (isinstance(value, str) and "alice" in value):
+            return "<user>"
+        return value
+
+    graphtrail.configure(exporter="memory", redact=rule)
+    try:
+        graphtrail.trace_agent(build_secret_agent()).invoke({"messages": [("user", QUESTION)]})
+        dumped = _dump_spans(get_memory_exporter().get_finished_spans())
+    finally:
+        graphtrail.configure(exporter="memory")
+    assert VISIBLE["username"] not in dumped and "<user>" in dumped
+    assert ("username", VISIBLE["username"]) in seen  # argument values come with their key
+    assert any(k is None for k, _ in seen)  # free text comes with key None
+    assert not any(s in dumped for s in SECRETS.values())  # the built-in rules still apply
+
+
+def test_a_users_rule_that_raises_fails_closed(memory: Any, caplog: pytest.LogCaptureFixture) -> None:
+    def rule(key: str | None, value: Any) -> Any:
+        raise RuntimeError("bug in my rule")
+
+    graphtrail.configure(exporter="memory", redact=rule)
+    try:
+        graphtrail.trace_agent(build_secret_agent()).invoke({"messages": [("user", QUESTION)]})
+        dumped = _dump_spans(get_memory_exporter().get_finished_spans())
+    finally:
+        graphtrail.configure(exporter="memory")
+    assert VISIBLE["username"] not in dumped and REDACTED in dumped
+
+
+def test_configure_rejects_a_rule_that_is_not_callable() -> None:
+    with pytest.raises(TypeError):
+        graphtrail.configure(exporter="none", redact="password")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------- each place, in a real run
+
+
+@pytest.fixture
+def memory() -> Iterator[Any]:
+    graphtrail.configure(exporter="memory")
+    yield get_memory_exporter()
+    graphtrail.configure(exporter="none")
+
+
+def _span_texts(span: Any) -> dict[str, str]:
+    """Every string a span exports, by where it is."""
+    out = {f"attr:{k}": str(v) for k, v in span.attributes.items()}
+    for i, ev in enumerate(span.events):
+        out.update({f"event{i}:{k}": str(v) for k, v in ev.attributes.items()})
+    if span.status.description:
+        out["status"] = span.status.description
+    return out
+
+
+def _dump_spans(spans: Any) -> str:
+    return "\n".join(f"{s.name} {k} {v}" for s in spans for k, v in _span_texts(s).items())
+
+
+@pytest.fixture(scope="module")
+def traced_run() -> Iterator[tuple[list[Any], list[Any]]]:
+    """The secret agents' spans and trajectories in content="full" (the most that is ever recorded)."""
+    graphtrail.configure(exporter="memory")
+    try:
+        with graphtrail.capture() as cap:
+            run_secret_agents(graphtrail.trace_agent(build_secret_agent()), graphtrail.trace_agent(build_failing_agent()))
+        spans = list(get_memory_exporter().get_finished_spans())
+    finally:
+        graphtrail.configure(exporter="none")
+    yield spans, cap.trajectories
+
+
+def _where(spans: list[Any], name_prefix: str, where: str, nth: int = 0) -> str:
+    matching = [s for s in spans if s.name.startswith(name_prefix)]
+    texts = _span_texts(matching[nth])
+    hits = {k: v for k, v in texts.items() if k == where or k.startswith(where)}
+    assert hits, f"{name_prefix} has no {where}: {sorted(texts)}"
+    return "\n".join(hits.values())
+
+
+# (span, attribute or event, secret, text that must still be there): one row per place.
+PLACES = [
+    pytest.param("execute_tool login", "attr:graphtrail.step.args", "password", VISIBLE["username"], id="tool-args"),
+    pytest.param("execute_tool login", "attr:input.value", "password", VISIBLE["username"], id="tool-input-value"),
+    pytest.param("execute_tool call_api", "attr:graphtrail.step.args", "bearer", VISIBLE["endpoint"], id="tool-args-nested-header"),
+    pytest.param("execute_tool call_api", "attr:output.value", "bearer", VISIBLE["endpoint"], id="tool-output-echoes-args"),
+    pytest.param("execute_tool call_api", "attr:output.value", "session_cookie", VISIBLE["endpoint"], id="tool-output-cookie"),
+    pytest.param("execute_tool show_config", "attr:output.value", "client_secret", "client_id", id="tool-output-text"),
+    pytest.param("execute_tool show_config", "attr:graphtrail.step.args", "openai_key", "client_id", id="tool-args-token-format"),
+    pytest.param("chat", "attr:output.value", "password", VISIBLE["username"], id="model-output-tool-call-args"),
+    pytest.param("chat", "attr:output.value", "password", "Logging in", id="model-output-text"),
+    pytest.param("execute_tool set_pin", "attr:graphtrail.step.error", "pin", "valid integer", id="tool-validation-error"),
+    pytest.param("execute_tool set_pin", "status", "pin", "valid integer", id="tool-error-status"),
+    pytest.param("execute_tool connect", "attr:graphtrail.step.error", "dsn_password", "db.internal", id="tool-error-message"),
+    pytest.param("invoke_agent", "attr:input.value", "api_key_in_question", "Log in", id="root-input"),
+    pytest.param("invoke_agent", "attr:graphtrail.question", "api_key_in_question", "Log in", id="root-question"),
+    pytest.param("invoke_agent", "attr:output.value", "answer_token", "3 items", id="root-output"),
+    pytest.param("invoke_agent", "attr:graphtrail.metadata", "metadata_secret", "kg", id="root-metadata"),
+]
+
+
+@pytest.mark.parametrize(("span", "where", "secret", "visible"), PLACES)
+def test_each_place_a_secret_can_surface(traced_run: Any, span: str, where: str, secret: str, visible: str) -> None:
+    spans, _ = traced_run
+    text = _where(spans, span, where)
+    assert SECRETS[secret] not in text
+    assert visible in text  # the rest of the value is still recorded
+
+
+def test_model_input_holding_a_tool_error_that_quotes_the_arguments(traced_run: Any) -> None:
+    spans, _ = traced_run
+    # LangChain's message for a failed validation quotes every argument ("with kwargs {...}"),
+    # and the model reads it on its next call.
+    inputs = [_span_texts(s).get("attr:input.value", "") for s in spans if s.name.startswith("chat")]
+    quoting = [t for t in inputs if "set_pin" in t or "valid integer" in t]
+    assert quoting and not any(SECRETS["pin"] in t for t in quoting)
+
+
+def test_a_tool_error_that_ends_the_run(traced_run: Any) -> None:
+    spans, trajs = traced_run
+    failed = [s for s in spans if s.name == "execute_tool connect" and s.events]
+    roots = [s for s in spans if s.name.startswith("invoke_agent") and s.events]
+    assert failed and roots
+    for span in failed + roots:
+        texts = _span_texts(span)
+        assert any("exception.stacktrace" in k for k in texts) and any("db.internal" in v for v in texts.values())
+        assert not any(SECRETS["dsn_password"] in v for v in texts.values())
+    assert all(SECRETS["dsn_password"] not in (t.error or "") for t in trajs)
+
+
+def test_no_secret_anywhere_in_spans_or_trajectories(traced_run: Any) -> None:
+    spans, trajs = traced_run
+    dumped = _dump_spans(spans) + "\n".join(t.model_dump_json() for t in trajs)
+    assert VISIBLE["username"] in dumped
+    leaked = {k: v for k, v in SECRETS.items() if v in dumped}
+    assert not leaked
+    login = next(s for t in trajs for s in t.steps if s.tool == "login")
+    assert login.args == {"username": VISIBLE["username"], "password": REDACTED}  # Step.args = the span's args
+
+
+# ---------------------------------------------------------------------------- every exported byte
+
+
+class _Collector(http.server.BaseHTTPRequestHandler):
+    bodies: list[bytes] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        type(self).bodies.append(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+
+_SCAN_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {repo!r})
+    import graphtrail
+    from graphtrail.tracer import flush
+    from tests.secret_agent import build_failing_agent, build_secret_agent, run_secret_agents
+
+    out = sys.argv[1]
+    for mode in ("full", "ids-only", "none"):
+        print("=== mode", mode, flush=True)
+        graphtrail.configure(exporter=["otlp", "jsonl", "console"], endpoint=sys.argv[2], path=f"{{out}}/{{mode}}.jsonl", content=mode)
+        with graphtrail.capture() as cap:
+            run_secret_agents(graphtrail.trace_agent(build_secret_agent()), graphtrail.trace_agent(build_failing_agent()))
+        with open(f"{{out}}/{{mode}}.trajectories.jsonl", "w", encoding="utf-8") as fh:
+            for t in cap.trajectories:
+                fh.write(t.model_dump_json() + "\\n")
+        assert flush(10000)
+    graphtrail.configure(exporter="none")
+    """
+)
+
+
+def test_secret_scan_of_every_exported_byte(tmp_path: Path) -> None:
+    """Plant secrets in every place, export through OTLP/HTTP, JSONL and the console in all
+    three content modes, and grep all the bytes that left the process."""
+    _Collector.bodies = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    script = tmp_path / "scan.py"
+    script.write_text(_SCAN_SCRIPT.format(repo=str(REPO)), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    env.pop("OTEL_EXPORTER_OTLP_COMPRESSION", None)
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(script), str(tmp_path), f"http://127.0.0.1:{server.server_address[1]}"],
+            capture_output=True, env=env, timeout=300, cwd=tmp_path,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
+    console = proc.stdout + proc.stderr
+    otlp = b"".join(_Collector.bodies)
+    files = {p.name: p.read_bytes() for p in tmp_path.glob("*.jsonl")}
+    assert len(files) == 6 and all(files.values())
+    assert otlp and b"execute_tool login" in otlp and b"execute_tool login" in console
+    # content="full" really exported the arguments and texts (so the scan looked at them)
+    visible = VISIBLE["username"].encode()
+    assert visible in files["full.jsonl"] and visible in otlp and visible in console
+    assert visible not in files["none.jsonl"]
+    for where, data in {"otlp": otlp, "console": console, **files}.items():
+        for name, secret in SECRETS.items():
+            for form in (secret, json.dumps(secret)[1:-1]):
+                assert form.encode() not in data, f"secret {name!r} leaked into {where}"
