@@ -295,6 +295,10 @@ def evaluate(
 
 
 def print_report_summary(report: Any, console: Any) -> None:
+    from graphtrail.evaluators.render import cited_nothing_line
+
+    if (nothing := cited_nothing_line(report)) is not None:
+        console.print(f"[bold yellow]{nothing}[/]")
     console.print(conditions_table(_condition_rows(report)))
     s = report.scores
 

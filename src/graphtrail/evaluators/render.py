@@ -70,7 +70,8 @@ def _has_paper_column(report: "Report") -> bool:
 def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the paper-style Table 2, as display strings."""
     max_k = max((int(k) for r in report.conditions for k in r.pass_k), default=1)
-    header = ["Condition", "Accuracy [95% CI]", "n", "Δ vs baseline [95% CI]", "McNemar p", "Output changed"]
+    header = ["Condition", "Accuracy [95% CI]", "Exact match", "Token F1", "n", "Δ vs baseline [95% CI]", "McNemar p",
+              "Output changed"]
     if max_k > 1:
         header.append(f"pass^{max_k}")
     paper = _has_paper_column(report)
@@ -78,9 +79,14 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
         header.append("Paper's accuracy (different data)")
     rows = []
     for r in report.conditions:
+        if r.not_applicable:
+            rows.append([r.label, r.not_applicable] + ["–"] * (len(header) - 2))
+            continue
         row = [
             r.label,
             f"{_pct(r.accuracy)}{_ci(r.ci_low, r.ci_high)}",
+            _pct(r.exact_match),
+            _num(r.f1),
             str(r.n_questions) + (f" × {r.trials}" if r.trials > 1 else ""),
             _delta(r),
             _p(r.mcnemar_p) if not r.per_entity else "n/a (per entity)",
@@ -144,6 +150,24 @@ def _question_rows(report: "Report") -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def judge_line(report: "Report") -> str:
+    """Which judge decides ``correct`` (hence every accuracy figure), in one sentence."""
+    from .report import JUDGE_TEXT
+
+    how = JUDGE_TEXT.get(report.correctness, f"the judge {report.correctness!r}")
+    return f"Correct means {how}. Exact match and token F1 are shown beside it."
+
+
+def cited_nothing_line(report: "Report") -> str | None:
+    """The one sentence an agent that cites nothing gets at the top of the report."""
+    if not report.cited_nothing:
+        return None
+    return (
+        "The agent cited no entities in any baseline run, so cited removal, its random control and the isolations "
+        "are not applicable; uncited removal and leave-one-out treat every visited entity as uncited."
+    )
+
+
 def _meta_line(report: "Report") -> str:
     when = datetime.fromtimestamp(report.created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bits = [f"{k}: {v}" for k, v in report.meta.items() if isinstance(v, (str, int, float, bool))]
@@ -155,6 +179,9 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     plot_files = plot_files or {}
     st = report.stats
     out = ["# graphtrail evaluation report", "", _meta_line(report), ""]
+    if (nothing := cited_nothing_line(report)) is not None:
+        out += [f"**{nothing}**", ""]
+    out += [judge_line(report), ""]
     out += ["## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
     out.append("")
@@ -194,6 +221,7 @@ th{background:#f1f3f5}tr.baseline td{font-weight:600}td.num{text-align:right;fon
 img.plot{max-width:100%;border:1px solid #dee2e6;margin:.5rem 0}figure{margin:1rem 0}
 .label-uncited_influential{background:#ffe3e3}.label-cited_influential{background:#ebfbee}
 details{margin:.5rem 0}
+.warn{background:#fff9db;border-left:4px solid #f08c00;padding:.5rem 1rem;font-weight:600}
 """
 
 
@@ -233,6 +261,8 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         f"<title>graphtrail report</title><style>{CSS}</style></head><body>",
         "<h1>graphtrail evaluation report</h1>",
         f'<p class="note" id="meta">{_e(_meta_line(report))} · schema {_e(report.schema_version)}</p>',
+        *([f'<p class="warn" id="cited-nothing">{_e(cited_nothing_line(report))}</p>'] if report.cited_nothing else []),
+        f'<p class="note" id="judge">{_e(judge_line(report))}</p>',
         '<section id="accuracy"><h2>Accuracy per condition</h2>',
         _html_table("conditions", header, rows, [r.condition for r in report.conditions], paper_col),
     ]
