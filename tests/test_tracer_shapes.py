@@ -80,3 +80,21 @@ def test_aliases_are_kept_for_citations():
     found = generic_extract([{"id": "p1", "name": "Christopher Nolan", "aliases": ["Chris Nolan", "C. Nolan"]}])
     assert found.entities[0].aliases == ("Chris Nolan", "C. Nolan")
     assert found.entities[0].to_model().model_dump() == {"id": "p1", "name": "Christopher Nolan", "type": None}
+
+
+def test_the_ablation_filter_reads_the_same_shapes():
+    """What the extractor calls an entity, the generic tool filter must be able to hide."""
+    from graphtrail.agents import GraphFilter
+    from graphtrail.evaluators.user_tools import generic_filter
+
+    hide = GraphFilter(hidden=frozenset({"p1", "Christopher Nolan", "4:ab:7"}))
+    filtered = generic_filter(str(ROWS), hide)
+    assert ids(generic_extract(filtered)) == ["m1"] and filtered.startswith("[{'id': 'm1'")
+    rows = [{"p": {"name": "Christopher Nolan"}, "m": {"title": "Inception"}}, {"p": {"name": "Tom Hanks"}, "m": {"title": "Big"}}]
+    assert ids(generic_extract(generic_filter(rows, hide))) == ["Tom Hanks", "Big"]
+    columns = [{"p.name": "Christopher Nolan", "m.title": "Inception"}, {"p.name": "Tom Hanks", "m.title": "Big"}]
+    assert ids(generic_extract(generic_filter(columns, hide))) == ["Tom Hanks", "Big"]
+    element = json.dumps([{"elementId": "4:ab:7", "name": "Nolan"}, {"elementId": "4:ab:8", "name": "Inception"}])
+    assert ids(generic_extract(generic_filter(element, hide))) == ["4:ab:8"]
+    # nothing hidden that the output names: unchanged
+    assert generic_filter(str(ROWS), GraphFilter(hidden=frozenset({"zz"}))) == str(ROWS)
