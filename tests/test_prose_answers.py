@@ -129,3 +129,18 @@ def test_evaluate_citations_option_keeps_the_users_tracing_options():
 
     with pytest.raises(EvaluationError, match="pass citations= to trace_agent"):
         _traced_agent(fn, "markers")
+
+
+def test_cli_rejects_a_bad_citations_mode_in_one_line(tmp_path: Path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphtrail", "eval", "--kg", "countries", "-q", "countries-demo", "--out",
+         str(tmp_path / "out"), "--citations", "ids"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "--citations 'ids' is not a citation mode" in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()

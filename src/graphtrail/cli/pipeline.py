@@ -256,6 +256,7 @@ def evaluate(
     reuse: bool,
     otlp: str | None,
     console: Any,
+    citations: str | None = None,
 ) -> Any:
     """The replay evaluation: writes the run cache, results.json, report.md and report.html to ``out``."""
     from graphtrail import evaluators
@@ -276,6 +277,7 @@ def evaluate(
         out_dir=out,
         resume=resume,
         reuse=reuse,
+        citations=citations,
         progress=True,
         agent_name=built.name,
         model_name=built.model_name,
