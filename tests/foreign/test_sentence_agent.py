@@ -148,3 +148,7 @@ def test_an_agent_that_cites_nothing_is_said_so(tmp_path: Path) -> None:
     assert "The agent cited no entities" in first_lines
     assert f"| Cited removal | {NO_CITATIONS} |" in md
     assert "cited-nothing" in (tmp_path / "report.html").read_text()
+    # scores of the citations are not applicable either; hidden influence still speaks
+    assert report.scores.source_support is None and report.scores.fidelity is None
+    assert f"| Source support | {NO_CITATIONS} |" in md
+    assert report.scores.hidden_influence > 0

@@ -101,9 +101,21 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
 
 
 def _score_rows(report: "Report") -> list[tuple[str, str, str]]:
+    how = ", ".join(f"{k}: {v}" for k, v in sorted(report.scores.support_how.items())) or "–"
+    if report.cited_nothing:  # scores of the citations: say why there are none, not "–"
+        from .records import NO_CITATIONS
+
+        na = [("Source support", NO_CITATIONS, "whether the cited evidence backs the answer"),
+              ("Grounded citations", NO_CITATIONS, "share of citations some tool returned"),
+              ("Trajectory fidelity", NO_CITATIONS, "cited share of the topic→answer path")]
+        rest = [r for r in _score_rows_all(report, how) if r[0] not in {n[0] for n in na}]
+        return na + rest
+    return _score_rows_all(report, how)
+
+
+def _score_rows_all(report: "Report", how: str) -> list[tuple[str, str, str]]:
     s = report.scores
     f = s.faithfulness
-    how = ", ".join(f"{k}: {v}" for k, v in sorted(s.support_how.items())) or "–"
     return [
         ("Source support", f"{_pct(s.source_support)} of {s.source_support_n} answers", f"how: {how}"),
         ("Grounded citations", _pct(s.grounded_citations), "share of citations some tool returned"),

@@ -510,6 +510,11 @@ def build_report(
         noise=noise,
     )
     scores.faithfulness = asdict(faith)
+    if cited_nothing:  # scores *of* the citations: none to score (coverage and hidden influence still say something)
+        scores.source_support, scores.source_support_n, scores.support_how = None, 0, {}
+        scores.grounded_citations = None
+        scores.fidelity, scores.fidelity_n, scores.fidelity_precision = None, 0, None
+        scores.order_tau, scores.order_tau_n = None, 0
 
     # ---- power, in words
     _power_notes(stats, rows, alpha=alpha, power=power)
