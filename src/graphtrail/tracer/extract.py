@@ -47,7 +47,9 @@ _ROW_ID_PROPS = ("id", "elementId", "element_id", "name", "title")
 _REPR_LIMIT = 200_000  # characters: a longer Python repr is not parsed (ast.literal_eval is not free)
 _TEXT_LIMIT = 200_000  # characters of plain text scanned for ``Name (id: X)``
 #: ``Christopher Nolan (id: p1)``, ``Inception (ID=m1)``: a name, then its id in parentheses.
-_NAME_ID_TEXT = re.compile(r"([^\n()\[\]{}:;,.!?]{0,80}?)\s*\(\s*(?:id|element_?id|node_?id)\s*[:=]\s*([^\s(),;]+)\s*\)", re.IGNORECASE)
+#: Found by the parenthesis alone (one linear scan); the name is read backwards from it.
+_ID_PAREN = re.compile(r"\(\s*(?:id|element_?id|node_?id)\s*[:=]\s*([^\s(),;]+)\s*\)", re.IGNORECASE)
+_NAME_STOP = re.compile(r"[\n()\[\]{}:;,.!?]")
 _SOURCE_KEYS = ("source", "subject", "head", "src")
 _TARGET_KEYS = ("target", "object", "tail", "dst")
 _RELATION_KEYS = ("relation", "predicate", "rel", "type", "label")
@@ -364,8 +366,11 @@ def _text_entities(text: str, found: Found) -> None:
     if "(" not in text:
         return
     seen = {e.id for e in found.entities}
-    for match in _NAME_ID_TEXT.finditer(text):
-        found.add_entity(EntityRef(match.group(2), _name_before(match.group(1))), seen)
+    for match in _ID_PAREN.finditer(text):
+        before = text[max(0, match.start() - 80): match.start()]
+        stops = list(_NAME_STOP.finditer(before))
+        segment = before[stops[-1].end():] if stops else before
+        found.add_entity(EntityRef(match.group(1), _name_before(segment)), seen)
 
 
 def with_endpoints(found: Found) -> Found:
