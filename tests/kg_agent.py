@@ -31,7 +31,7 @@ QUESTION = "Which currency is used in the country whose capital is Nairobi?"
 ANSWER = "Kenyan shilling"
 CITATIONS = ["E3", "E1"]
 #: Entities each tool call returns, in step order.
-STEP_ENTITIES = [["E2"], ["E1"], ["E3", "E4"]]
+STEP_ENTITIES = [["E2"], ["E1", "E2"], ["E3", "E4"]]  # get_neighbors names E2 as the edge's end
 STEP_EDGES = [[], [["E1", "capital", "E2"]], []]
 VISITED = ["E2", "E1", "E3", "E4"]
 VISITED_UNCITED = ["E2", "E4"]

@@ -67,7 +67,7 @@ def test_each_agent_style_gives_one_trace_with_graph_attributes(memory, style, n
     n = neigh.attributes
     assert n["gen_ai.operation.name"] == "execute_tool" and n["openinference.span.kind"] == "TOOL"
     assert n["graphtrail.step"] == 2
-    assert json.loads(n["graphtrail.entities.visited"]) == ["N7-c"]
+    assert json.loads(n["graphtrail.entities.visited"]) == ["N7-c", "N7-a"]  # the edge's far end is revealed too
     assert json.loads(n["graphtrail.edges.traversed"]) == [["N7-a", "currency", "N7-c"]]
     assert isinstance(n["langgraph.step"], int) and n["langgraph.node"] in ("tools", "run_tools")
     assert n["gen_ai.tool.call.id"].startswith("call_")
@@ -129,9 +129,9 @@ def test_parallel_tool_calls_in_one_step(memory):
     assert len({s.context.trace_id for s in index.values()}) == 1
     assert sorted(s.attributes["graphtrail.step"] for s in tools) == [1, 2, 3, 4]
     by_call = {s.tool_call_id: s for s in traj.steps}
-    assert {tuple(s.entity_ids) for s in traj.steps if s.tool == "neighbors"} == {("N1-c",), ("N2-c",)}
+    assert {tuple(s.entity_ids) for s in traj.steps if s.tool == "neighbors"} == {("N1-c", "N1-a"), ("N2-c", "N2-a")}
     assert len(by_call) == 4
-    assert traj.citation_sources["N2-c"].steps == [next(s.index for s in traj.steps if s.entity_ids == ["N2-c"])]
+    assert traj.citation_sources["N2-c"].steps == [next(s.index for s in traj.steps if s.entity_ids[0] == "N2-c")]
 
 
 def test_tool_exception_is_an_error_span_and_the_agent_goes_on(memory):
@@ -344,10 +344,10 @@ def test_extraction_order_artifact_then_extractor_then_fallback(memory):
     with graphtrail.capture() as cap:
         agent.invoke(ask(1))
     steps = {s.tool: s for s in cap.trajectories[0].steps}
-    assert steps["neighbors"].entity_ids == ["N1-c"]  # artifact wins, extractor not called
-    assert steps["search"].entity_ids == ["S1"] and steps["search"].entities[0].name == "From extractor"
+    assert steps["neighbors"].entity_ids == ["N1-c", "N1-a"]  # artifact wins, extractor not called
+    assert steps["search"].entity_ids == ["S1", "S2"] and steps["search"].entities[0].name == "From extractor"
     assert [e.as_triple() for e in steps["search"].edges] == [["S1", "rel", "S2"]]
-    assert steps["plain"].entity_ids == ["P1", "2"] and steps["plain"].entities[0].name == "Pee"
+    assert steps["plain"].entity_ids == ["P1", "2", "P2"] and steps["plain"].entities[0].name == "Pee"
     assert [e.as_triple() for e in steps["plain"].edges] == [["P1", "knows", "P2"]]
     assert seen == ["search"]
 

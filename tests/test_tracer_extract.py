@@ -111,8 +111,9 @@ def test_generic_fallback_shapes():
 def test_artifact_beats_extractor_beats_fallback():
     artifact = {"entities": [{"id": "A1"}], "edges": [{"source": "A1", "relation": "r", "target": "A2"}]}
     ext = {"t": lambda out, args: {"entities": [Entity(id="X1")], "edges": [("X1", "r", "X2")]}}
-    assert [e.id for e in extract_entities("t", '{"id": "F1"}', {}, artifact, ext).entities] == ["A1"]
-    assert [e.id for e in extract_entities("t", '{"id": "F1"}', {}, None, ext).entities] == ["X1"]
+    # an edge names both its ends: A2 / X2 were revealed by the call too
+    assert [e.id for e in extract_entities("t", '{"id": "F1"}', {}, artifact, ext).entities] == ["A1", "A2"]
+    assert [e.id for e in extract_entities("t", '{"id": "F1"}', {}, None, ext).entities] == ["X1", "X2"]
     assert [e.id for e in extract_entities("t", '{"id": "F1"}', {}, "not-an-artifact", None).entities] == ["F1"]
     tuple_form = {"t": lambda out, args: (["T1", {"id": "T2", "name": 5}], [])}
     found = extract_entities("t", "", {}, None, tuple_form)

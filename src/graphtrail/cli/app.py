@@ -111,6 +111,10 @@ def eval_(
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Replays run at once.")] = 4,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted evaluation in --out, reusing its finished runs.")] = False,
     reuse: Annotated[bool, typer.Option("--reuse/--no-reuse", help="Prefix reuse: replay cached model responses until a tool response diverges.")] = True,
+    citations: Annotated[
+        Optional[str],
+        typer.Option("--citations", help="How a free-text answer cites: 'names' (entities it names; the default) or 'markers' ([E:id] only)."),
+    ] = None,
     otlp: OtlpOpt = None,
     limit: LimitOpt = None,
     force: ForceOpt = False,
@@ -124,6 +128,8 @@ def eval_(
 
     spec = _check_agent_inputs(agent, variant, model)
     chosen = parse_conditions(conditions, CONDITIONS)
+    if citations not in (None, "names", "markers"):
+        raise InputError(f"--citations {citations!r} is not a citation mode", "use --citations names or --citations markers")
     if resume and force:
         raise InputError("--resume and --force contradict each other", "use --resume to continue, or --force to start over")
     guard_out_dir(out, pipeline.eval_files(), force=force, resume=resume, flag_hint="--resume (to continue) or --force")
@@ -140,6 +146,7 @@ def eval_(
         resume=resume,
         force=force,
         reuse=reuse,
+        citations=citations,
         otlp=_otlp(otlp),
         console=_console(),
         strict=strict,

@@ -257,6 +257,7 @@ def evaluate(
     otlp: str | None,
     console: Any,
     strict: bool = False,
+    citations: str | None = None,
 ) -> Any:
     """The replay evaluation: writes the run cache, results.json, report.md and report.html to ``out``.
 
@@ -281,6 +282,7 @@ def evaluate(
         out_dir=out,
         resume=resume,
         reuse=reuse,
+        citations=citations,
         progress=True,
         agent_name=built.name,
         model_name=built.model_name,
@@ -301,6 +303,10 @@ def evaluate(
 
 
 def print_report_summary(report: Any, console: Any) -> None:
+    from graphtrail.evaluators.render import cited_nothing_line
+
+    if (nothing := cited_nothing_line(report)) is not None:
+        console.print(f"[bold yellow]{nothing}[/]")
     console.print(conditions_table(_condition_rows(report)))
     s = report.scores
 

@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "LLMJudge": "judges",
     "apply_judges": "judges",
     "exact_match": "judges",
+    "cover_exact_match": "judges",
     "token_f1_score": "judges",
     "output_changed": "judges",
     "as_judge": "judges",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import inspect
 import logging
@@ -29,8 +30,8 @@ from typing import Any
 from ..agents.kg import KnowledgeGraph
 from .ablations import DEFAULT_SUBSETS, condition_filters
 from .cache import REUSE_FILE, RunCache
-from .judges import question_field
-from .records import CONDITIONS, DEFAULT_CONDITIONS, RunKey, RunRecord
+from .judges import DEFAULT_CORRECTNESS, question_field
+from .records import CITATION_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, NO_CITATIONS, RunKey, RunRecord
 from .replay import AgentRunner, ReplayJob, replay
 from .reuse import PrefixReuseCache, ReuseStore, installed
 from .interception import install as install_interception
@@ -68,6 +69,7 @@ class Evaluation:
     input_tokens: int = 0
     output_tokens: int = 0
     skipped: dict[str, str] = field(default_factory=dict)  # question id -> why its conditions did not run
+    not_applicable: dict[str, str] = field(default_factory=dict)  # condition -> why it was not run
 
     @classmethod
     def of(cls, records: list[RunRecord], questions: list[Any], skipped: dict[str, str]) -> "Evaluation":
@@ -132,6 +134,30 @@ def _is_traced(agent: Any) -> bool:
 
     code = getattr(agent, "__code__", None)
     return code is not None and code.co_filename == tracer_wrap.__file__
+
+
+def _traced_agent(agent: Any, citations: Any) -> Any:
+    """``agent`` traced, with ``citations`` (if given) as its rule for reading citations from prose."""
+    from ..tracer import GraphTrailHandler, TracedRunnable, trace_agent
+    from ..tracer.citations import check_citation_mode
+
+    if citations is not None:
+        try:
+            check_citation_mode(citations)
+        except ValueError as exc:
+            raise EvaluationError(str(exc)) from None
+    if not _is_traced(agent):
+        return trace_agent(agent) if citations is None else trace_agent(agent, citations=citations)
+    if citations is None:
+        return agent
+    handler = getattr(agent, "graphtrail_handler", None)
+    if handler is None:
+        raise EvaluationError(
+            "citations= cannot change a function already decorated with @trace_agent; "
+            "pass citations= to trace_agent(...) instead"
+        )
+    options = dataclasses.replace(handler.options, citations=citations)  # the user's other options stay
+    return TracedRunnable(agent.__wrapped__, GraphTrailHandler(_options=options))
 
 
 def _agent_name(agent: Any) -> str:
@@ -284,6 +310,7 @@ async def aevaluate_records(
     input_builder: Callable[[str], Any] | None = None,
     n_subsets: int = DEFAULT_SUBSETS,
     deterministic: bool | None = None,
+    citations: Any = None,
 ) -> Evaluation:
     """Run the replays and return the scored records (no report): :func:`aevaluate` minus scoring."""
     if trials < 1:
@@ -297,10 +324,8 @@ async def aevaluate_records(
     repeats = max(trials, DEFAULT_BASELINE_REPEATS if baseline_repeats is None else baseline_repeats, 1)
     judges = list(judge) if isinstance(judge, (list, tuple)) else ([judge] if judge is not None else [])
 
-    from ..tracer import trace_agent
-
     install_interception()  # every tool call of a filtered run reaches the filter, however it is made
-    traced = agent if _is_traced(agent) else trace_agent(agent)
+    traced = _traced_agent(agent, citations)
     runner = AgentRunner(traced, input_builder)
     agent_id = agent_name or _agent_name(agent)
     model = _find_model(agent)  # one walk of the graph for the name and the determinism flag
@@ -344,6 +369,12 @@ async def aevaluate_records(
         # 2. conditions, from each question's baseline trial 0
         jobs: list[ReplayJob] = []
         by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
+        not_applicable: dict[str, str] = {}
+        answered = [r for r in by_q.values() if r.trajectory is not None and r.status != "error"]
+        if answered and not any(r.citations for r in answered):
+            # an agent that cites nothing: conditions built from citations are no experiment; don't pay for them
+            not_applicable = {c: NO_CITATIONS for c in wanted if c in CITATION_CONDITIONS}
+            wanted = [c for c in wanted if c not in not_applicable]
         for q in qs:
             qid = str(question_field(q, "id"))
             base = by_q.get(qid)
@@ -370,7 +401,9 @@ async def aevaluate_records(
         bar.phase("ablations", len(jobs))
         cond_records = await replay(runner, jobs, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
 
-    return Evaluation.of(base_records + cond_records, qs, skipped)
+    evaluation = Evaluation.of(base_records + cond_records, qs, skipped)
+    evaluation.not_applicable = not_applicable
+    return evaluation
 
 
 #: Keyword arguments of :func:`evaluate` that go to the report builder rather than the replays.
@@ -432,6 +465,8 @@ def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_
             "output_tokens": evaluation.output_tokens,
         },
         "skipped_questions": evaluation.skipped,
+        "not_applicable": evaluation.not_applicable,
+        "correctness": run_kwargs["correctness"] or DEFAULT_CORRECTNESS,
     }
     report = build_report(evaluation.records, evaluation.questions, kg, meta=meta, seed=run_kwargs["seed"], **report_kwargs)
     if run_kwargs["out_dir"] is not None:
@@ -474,6 +509,7 @@ def evaluate(
     n_subsets: int = DEFAULT_SUBSETS,
     deterministic: bool | None = None,
     strict: bool = False,
+    citations: Any = None,
     **report_kwargs: Any,
 ) -> Any:
     """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
@@ -500,7 +536,14 @@ def evaluate(
       Default: the model's own ``deterministic`` attribute (graphtrail's offline model
       with ``noise=0``); never inferred from temperature.
     - ``judge``: a judge or list of judges (:mod:`.judges`); ``correctness`` names
-      the one that decides ``correct``.
+      the one that decides ``correct`` (default: cover exact match, so "The answer
+      is Christopher Nolan." is correct for gold "Christopher Nolan"; normalized
+      exact match and token F1 are reported beside it).
+    - ``citations``: how citations are read from an answer written in prose:
+      ``"names"``, ``"markers"`` or ``fn(answer, {id: [names]}) -> ids`` (see
+      ``graphtrail.trace_agent``; default: the tracer's, ``"names"``). An agent that
+      cites nothing still gets its uncited and leave-one-out conditions; the
+      conditions built from citations are reported as not applicable.
     - ``agent_name`` / ``model_name``: the cache key's names (default: discovered).
     - ``input_builder``, ``n_subsets``: the agent's input for a question; subsets per question.
     - ``strict``: raise :class:`CoverageError` (after writing the report) when a condition

@@ -1,9 +1,10 @@
 """Answer judges: is this answer right, how close is it, did it change?
 
 A judge is any callable ``(answer, question, context) -> bool | float | dict``.
-graphtrail ships three deterministic ones (exact match, token F1, output
-changed) built on :mod:`graphtrail.agents.answers`, and :class:`LLMJudge`,
-which asks any LangChain chat model for a JSON verdict. :func:`apply_judges`
+graphtrail ships four deterministic ones (cover exact match, which decides
+``correct`` by default, exact match, token F1, output changed) built on
+:mod:`graphtrail.agents.answers`, and :class:`LLMJudge`, which asks any
+LangChain chat model for a JSON verdict. :func:`apply_judges`
 fills a list of :class:`RunRecord` with their verdicts; the scorers then read
 only the records.
 
@@ -27,6 +28,8 @@ __all__ = [
     "JudgeContext",
     "JudgeVerdict",
     "exact_match",
+    "cover_exact_match",
+    "DEFAULT_CORRECTNESS",
     "token_f1_score",
     "output_changed",
     "as_judge",
@@ -87,6 +90,30 @@ def exact_match(answer: str | None, question: Any, context: JudgeContext | None 
 
 
 exact_match.name = "exact_match"  # type: ignore[attr-defined]
+
+
+def cover_exact_match(answer: str | None, question: Any, context: JudgeContext | None = None) -> bool | None:
+    """A gold answer, id or (given the KG) alias appears in the answer as whole words, after normalisation.
+
+    The "cover exact match" of multi-hop QA evaluation: "The answer is Christopher
+    Nolan." covers the gold "Christopher Nolan". It decides ``correct`` by default,
+    because agents answer in sentences. Like every containment rule it also accepts
+    an answer that names the gold among others or denies it ("not Nolan"); the
+    report shows normalized exact match beside it, and an :class:`LLMJudge` reads meaning.
+    ``None`` without gold.
+    """
+    if not _gold(question) and not question_field(question, "answer_ids"):
+        return None
+    if answer is None:
+        return False
+    kg = context.kg if context is not None else None
+    return bool(_answers_module().is_correct(answer, question, kg, contains=True))
+
+
+cover_exact_match.name = "cover_exact_match"  # type: ignore[attr-defined]
+
+#: The judge that decides ``correct`` unless ``correctness=`` names another.
+DEFAULT_CORRECTNESS = "cover_exact_match"
 
 
 def token_f1_score(answer: str | None, question: Any, context: JudgeContext | None = None) -> float | None:
@@ -273,12 +300,12 @@ def apply_judges(
     correctness: str | None = None,
     overwrite: bool = False,
 ) -> list[RunRecord]:
-    """Copies of ``records`` with ``correct``, ``f1``, ``changed`` and ``judge`` filled.
+    """Copies of ``records`` with ``correct``, ``exact``, ``f1``, ``changed`` and ``judge`` filled.
 
-    - ``correct`` / ``f1`` / ``changed`` are computed only where ``None``
-      (or always with ``overwrite=True``) with :func:`exact_match`,
-      :func:`token_f1_score` and :func:`output_changed` against the question's
-      baseline trial-0 answer.
+    - ``correct`` / ``exact`` / ``f1`` / ``changed`` are computed only where ``None``
+      (or always with ``overwrite=True``) with :func:`cover_exact_match`,
+      :func:`exact_match`, :func:`token_f1_score` and :func:`output_changed`
+      against the question's baseline trial-0 answer.
     - each extra judge's verdict goes to ``record.judge[name]`` as a dict with
       a numeric ``value``.
     - ``correctness="<judge name>"`` makes that judge decide ``correct``
@@ -298,7 +325,9 @@ def apply_judges(
         question = by_id.get(rec.key.question_id, {"id": rec.key.question_id, "question": rec.question, "answers": []})
         ctx = JudgeContext(baseline_answer=baseline.get(rec.key.question_id), kg=kg, record=rec)
         if overwrite or rec.correct is None:
-            rec.correct = exact_match(rec.answer, question, ctx)
+            rec.correct = cover_exact_match(rec.answer, question, ctx)
+        if overwrite or rec.exact is None:
+            rec.exact = exact_match(rec.answer, question, ctx)
         if overwrite or rec.f1 is None:
             rec.f1 = token_f1_score(rec.answer, question, ctx)
         if (overwrite or rec.changed is None) and rec.key.question_id in baseline:

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import stats as sstats
 
 from ..tracer.trajectory import Trajectory
-from .judges import exact_match, normalize, question_field
+from .judges import cover_exact_match, normalize, question_field
 from .records import RunRecord
 
 __all__ = [
@@ -107,25 +107,35 @@ def answer_entities(answer: str | None, trajectory: Trajectory, question: Any = 
     """Entity ids the answer names, among those the trajectory saw (or cites).
 
     An entity matches when the answer is its id, or the normalized answer equals
-    its normalized name (or, given ``kg``, an alias). When the answer is judged
-    correct, the question's ``answer_ids`` count too.
+    its normalized name (or, given ``kg``, an alias). A sentence answer ("The
+    answer is Christopher Nolan.") equals no name: then an entity matches when its
+    name appears in the answer as whole words and is a gold answer (any such name,
+    when the question has no gold). When the answer covers a gold answer, the
+    question's ``answer_ids`` count too.
     """
     if answer is None:
         return []
-    target = normalize(answer)
+    target = normalize(answer) or ""
     raw = answer.strip()
     found: dict[str, None] = {}
     names = trajectory.entity_names
+    labels: dict[str, list[str]] = {}
     for eid in list(trajectory.visited) + [c for c in trajectory.citations if c not in names]:
         candidates = [names.get(eid, "")]
         if kg is not None and eid in kg:
             record = kg.entity(eid)
             if record is not None:
                 candidates += [record.name, *record.aliases]
-        if eid == raw or any(c and normalize(c) == target for c in candidates):
+        labels[eid] = [n for n in (normalize(c) for c in candidates if c) if n]
+        if eid == raw or target in labels[eid]:
             found.setdefault(eid, None)
+    if not found:
+        golds = {normalize(str(g)) for g in (question_field(question, "answers") or [])} if question is not None else set()
+        for eid, norms in labels.items():
+            if any(len(n) >= 3 and (not golds or n in golds) and _contains_phrase(target, n) for n in norms):
+                found.setdefault(eid, None)
     if question is not None and question_field(question, "answer_ids"):
-        if exact_match(answer, question, None):
+        if cover_exact_match(answer, question, None):
             for eid in question_field(question, "answer_ids"):
                 found.setdefault(str(eid), None)
     return list(found)
@@ -166,7 +176,14 @@ def source_support(trajectory: Trajectory, question: Any = None, kg: Any = None)
     for edge in trajectory.edges:
         if (edge.source in cited_set and edge.target in ents) or (edge.target in cited_set and edge.source in ents):
             return SourceSupport(True, "edge", ents, grounded)
-    phrase = normalize(trajectory.answer) or ""
+    # what a text must state: the answer, or for a sentence answer the entity names / golds it contains
+    target = normalize(trajectory.answer) or ""
+    phrases = {target}
+    names_of = trajectory.entity_names
+    phrases.update(normalize(names_of[e]) or "" for e in ents if e in names_of)
+    if question is not None:
+        phrases.update(g for g in (normalize(str(a)) or "" for a in question_field(question, "answers") or []) if _contains_phrase(target, g))
+    phrases.discard("")
     texts: list[str] = []
     if kg is not None:
         for cid in cited:
@@ -185,7 +202,7 @@ def source_support(trajectory: Trajectory, question: Any = None, kg: Any = None)
                     norm = normalize(segment) or ""
                     if _contains_phrase(norm, label) or cid in segment:
                         texts.append(segment)
-    if any(_contains_phrase(normalize(t) or "", phrase) for t in texts if t):
+    if any(_contains_phrase(normalize(t) or "", phrase) for t in texts if t for phrase in phrases):
         return SourceSupport(True, "text", ents, grounded)
     return SourceSupport(False, None, ents, grounded)
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..tracer.trajectory import Trajectory
 
-__all__ = ["RunKey", "RunRecord", "CONDITIONS", "DEFAULT_CONDITIONS"]
+__all__ = ["RunKey", "RunRecord", "CONDITIONS", "DEFAULT_CONDITIONS", "CITATION_CONDITIONS", "NO_CITATIONS"]
 
 #: Every ablation condition graphtrail knows, in report order.
 CONDITIONS: tuple[str, ...] = (
@@ -31,6 +31,13 @@ CONDITIONS: tuple[str, ...] = (
 
 #: What ``evaluate`` runs when ``conditions`` is not given (random subsets are opt-in).
 DEFAULT_CONDITIONS: tuple[str, ...] = CONDITIONS[:-1]
+
+#: Conditions built from the baseline's citations: with no citations they are no experiment
+#: (removal and its matched random control hide nothing, the isolations hide everything).
+CITATION_CONDITIONS: tuple[str, ...] = ("cited_removal", "random_removal", "full_isolation", "text_only_isolation")
+
+#: What such a condition shows, in every view and in results.json, when the agent cited nothing.
+NO_CITATIONS = "not applicable: the agent cited no entities"
 
 
 class RunKey(BaseModel):
@@ -75,7 +82,8 @@ class RunRecord(BaseModel):
     text_blocked: list[str] = Field(default_factory=list)
 
     # answer comparison
-    correct: bool | None = None  # None when the question has no gold answer
+    correct: bool | None = None  # None when the question has no gold answer; cover exact match unless a judge decides
+    exact: bool | None = None  # normalized exact match, reported beside ``correct``
     f1: float | None = None
     changed: bool | None = None  # answer differs from this question's baseline (trial 0)
     judge: dict[str, Any] = Field(default_factory=dict)  # extra judge verdicts by name

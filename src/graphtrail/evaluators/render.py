@@ -70,7 +70,8 @@ def _has_paper_column(report: "Report") -> bool:
 def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the paper-style Table 2, as display strings."""
     max_k = max((int(k) for r in report.conditions for k in r.pass_k), default=1)
-    header = ["Condition", "Accuracy [95% CI]", "n", "Δ vs baseline [95% CI]", "McNemar p", "Output changed"]
+    header = ["Condition", "Accuracy [95% CI]", "Exact match", "Token F1", "n", "Δ vs baseline [95% CI]", "McNemar p",
+              "Output changed"]
     if max_k > 1:
         header.append(f"pass^{max_k}")
     paper = _has_paper_column(report)
@@ -78,9 +79,14 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
         header.append("Paper's accuracy (different data)")
     rows = []
     for r in report.conditions:
+        if r.not_applicable:
+            rows.append([r.label, r.not_applicable] + ["–"] * (len(header) - 2))
+            continue
         row = [
             r.label if r.valid else f"{r.label} (INVALID: filter escaped)",
             f"{_pct(r.accuracy)}{_ci(r.ci_low, r.ci_high)}",
+            _pct(r.exact_match),
+            _num(r.f1),
             str(r.n_questions) + (f" × {r.trials}" if r.trials > 1 else ""),
             _delta(r),
             _p(r.mcnemar_p) if not r.per_entity else "n/a (per entity)",
@@ -95,9 +101,21 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
 
 
 def _score_rows(report: "Report") -> list[tuple[str, str, str]]:
+    how = ", ".join(f"{k}: {v}" for k, v in sorted(report.scores.support_how.items())) or "–"
+    if report.cited_nothing:  # scores of the citations: say why there are none, not "–"
+        from .records import NO_CITATIONS
+
+        na = [("Source support", NO_CITATIONS, "whether the cited evidence backs the answer"),
+              ("Grounded citations", NO_CITATIONS, "share of citations some tool returned"),
+              ("Trajectory fidelity", NO_CITATIONS, "cited share of the topic→answer path")]
+        rest = [r for r in _score_rows_all(report, how) if r[0] not in {n[0] for n in na}]
+        return na + rest
+    return _score_rows_all(report, how)
+
+
+def _score_rows_all(report: "Report", how: str) -> list[tuple[str, str, str]]:
     s = report.scores
     f = s.faithfulness
-    how = ", ".join(f"{k}: {v}" for k, v in sorted(s.support_how.items())) or "–"
     return [
         ("Source support", f"{_pct(s.source_support)} of {s.source_support_n} answers", f"how: {how}"),
         ("Grounded citations", _pct(s.grounded_citations), "share of citations some tool returned"),
@@ -144,6 +162,24 @@ def _question_rows(report: "Report") -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def judge_line(report: "Report") -> str:
+    """Which judge decides ``correct`` (hence every accuracy figure), in one sentence."""
+    from .report import JUDGE_TEXT
+
+    how = JUDGE_TEXT.get(report.correctness, f"the judge {report.correctness!r}")
+    return f"Correct means {how}. Exact match and token F1 are shown beside it."
+
+
+def cited_nothing_line(report: "Report") -> str | None:
+    """The one sentence an agent that cites nothing gets at the top of the report."""
+    if not report.cited_nothing:
+        return None
+    return (
+        "The agent cited no entities in any baseline run, so cited removal, its random control and the isolations "
+        "are not applicable; uncited removal and leave-one-out treat every visited entity as uncited."
+    )
+
+
 def _meta_line(report: "Report") -> str:
     when = datetime.fromtimestamp(report.created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bits = [f"{k}: {v}" for k, v in report.meta.items() if isinstance(v, (str, int, float, bool))]
@@ -156,6 +192,9 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     st = report.stats
     out = ["# graphtrail evaluation report", "", _meta_line(report), ""]
     out += _md_banner(report)
+    if (nothing := cited_nothing_line(report)) is not None:
+        out += [f"**{nothing}**", ""]
+    out += [judge_line(report), ""]
     out += ["## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
     out.append("")
@@ -196,6 +235,7 @@ img.plot{max-width:100%;border:1px solid #dee2e6;margin:.5rem 0}figure{margin:1r
 .label-uncited_influential{background:#ffe3e3}.label-cited_influential{background:#ebfbee}
 details{margin:.5rem 0}
 .invalid{background:#fff5f5;border:2px solid #e03131;color:#c92a2a;padding:.5rem 1rem;font-weight:600}
+.warn{background:#fff9db;border-left:4px solid #f08c00;padding:.5rem 1rem;font-weight:600}
 """
 
 
@@ -252,6 +292,8 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         "<h1>graphtrail evaluation report</h1>",
         f'<p class="note" id="meta">{_e(_meta_line(report))} · schema {_e(report.schema_version)}</p>',
         _html_banner(report),
+        *([f'<p class="warn" id="cited-nothing">{_e(cited_nothing_line(report))}</p>'] if report.cited_nothing else []),
+        f'<p class="note" id="judge">{_e(judge_line(report))}</p>',
         '<section id="accuracy"><h2>Accuracy per condition</h2>',
         _html_table("conditions", header, rows, [r.condition for r in report.conditions], paper_col),
     ]

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .judges import Judge, apply_judges, normalize, question_field
+from .judges import DEFAULT_CORRECTNESS, Judge, apply_judges, normalize, question_field
 from .metrics import (
     MULTI_VARIANT_CONDITIONS,
     baseline_record,
@@ -31,7 +31,7 @@ from .metrics import (
     structural_faithfulness,
     trajectory_fidelity,
 )
-from .records import CONDITIONS, RunRecord
+from .records import CITATION_CONDITIONS, CONDITIONS, NO_CITATIONS, RunRecord
 from .tool_coverage import mark_rows
 from .stats import (
     cluster_bootstrap,
@@ -58,6 +58,8 @@ __all__ = [
     "ReportError",
     "build_report",
     "load_report",
+    "CITATION_CONDITIONS",
+    "NO_CITATIONS",
 ]
 
 #: Version of the results.json layout; bumped on incompatible changes.
@@ -85,6 +87,15 @@ PAPER_TABLE2: dict[str, float] = {
     "text_only_isolation": 0.72,
     "uncited_removal": 0.68,
     "uncited_mask": 0.72,
+}
+
+
+#: How each built-in judge that can decide ``correct`` is described in the report header.
+JUDGE_TEXT: dict[str, str] = {
+    "cover_exact_match": "cover exact match: a gold answer, id or alias appears in the answer as whole words "
+    "(case, accents, punctuation and articles ignored)",
+    "exact_match": "normalized exact match: the whole answer equals a gold answer, id or alias",
+    "llm_judge": "an LLM judge (LLMJudge), asked whether the answer means a gold answer",
 }
 
 
@@ -124,6 +135,9 @@ class ConditionRow(BaseModel):
     escaped_tools: list[str] = Field(default_factory=list)
     tool_calls_filtered: int | None = None
     tool_calls_unfiltered: int | None = None
+    exact_match: float | None = None  # normalized exact match, beside ``accuracy`` (which ``correct`` decides)
+    f1: float | None = None  # mean token F1
+    not_applicable: str | None = None  # why this condition has no numbers (e.g. NO_CITATIONS)
 
 
 class EntityRow(BaseModel):
@@ -236,6 +250,10 @@ class Report(BaseModel):
     stats: Stats = Field(default_factory=Stats)
     traversal: Traversal | None = None
     paper_reference: bool = True
+    #: the judge that decides ``correct`` (hence ``accuracy``): a key of JUDGE_TEXT or a user judge's name
+    correctness: str = DEFAULT_CORRECTNESS
+    #: no baseline run cited any entity: the citation conditions are NO_CITATIONS
+    cited_nothing: bool = False
 
     def condition(self, name: str) -> ConditionRow | None:
         return next((c for c in self.conditions if c.condition == name), None)
@@ -350,7 +368,14 @@ def build_report(
         raise ReportError("no run records to report on")
     runs = group_runs(recs)
     qids = [q for q in by_id if q in runs] + sorted(q for q in runs if q not in by_id)
-    conditions = _ordered_conditions({r.key.condition for r in recs})
+    # ---- an agent that cites nothing: the citation conditions are no experiment
+    refs = [b for b in (baseline_record(runs[q]) for q in qids) if b is not None and b.status != "error"]
+    cited_nothing = bool(refs) and not any(b.citations for b in refs)
+    present = {r.key.condition for r in recs}
+    not_applicable: dict[str, str] = {str(k): str(v) for k, v in ((meta or {}).get("not_applicable") or {}).items()}
+    if cited_nothing:
+        not_applicable.update({c: NO_CITATIONS for c in CITATION_CONDITIONS if c in present or c in not_applicable})
+    conditions = _ordered_conditions(present | set(not_applicable))
 
     # ---- noise floor from the repeated baseline
     base_answers = {q: [normalize(r.answer) for r in runs[q].get("baseline", []) if r.key.variant == ""] for q in qids}
@@ -368,6 +393,13 @@ def build_report(
     for cond in conditions:
         by_q = {q: runs[q][cond] for q in qids if cond in runs[q]}
         flat = [r for rs in by_q.values() for r in rs]
+        if cond in not_applicable:
+            rows.append(ConditionRow(
+                condition=cond, label=CONDITION_LABELS.get(cond, cond), per_entity=cond in MULTI_VARIANT_CONDITIONS,
+                n_questions=len(by_q), n_runs=len(flat), model_calls=sum(r.model_calls for r in flat),
+                reused_calls=sum(r.reused_calls for r in flat), not_applicable=not_applicable[cond],
+            ))
+            continue
         per_q = [[r.correct for r in rs] for rs in by_q.values()]
         ci = cluster_bootstrap(per_q, n_boot=n_boot, seed=seed, confidence=1 - alpha)
         trials = max((len({r.key.trial for r in rs}) for rs in by_q.values()), default=0)
@@ -389,6 +421,8 @@ def build_report(
             paper_accuracy=PAPER_TABLE2.get(cond) if paper_reference else None,
         )
         row.changed_rate = output_changed_rate(flat, cond)
+        row.exact_match = _mean(_question_mean(rs, "exact") for rs in by_q.values())[0]
+        row.f1 = _mean(_question_mean(rs, "f1") for rs in by_q.values())[0]
         for k in range(1, trials + 1):
             row.pass_k[str(k)] = pass_k(per_q, k)
         if cond != "baseline":
@@ -426,7 +460,7 @@ def build_report(
             citations=list(base.citations) if base else [],
         )
         for cond in conditions:
-            if cond in runs[q]:
+            if cond in runs[q] and cond not in not_applicable:
                 qrow.accuracy[cond] = _question_mean(runs[q][cond], "correct")
                 cr = [r for r in runs[q][cond] if not (cond == "baseline" and r.key.trial == 0)]
                 qrow.changed[cond] = _question_mean(cr, "changed") if cr else None
@@ -484,6 +518,11 @@ def build_report(
         noise=noise,
     )
     scores.faithfulness = asdict(faith)
+    if cited_nothing:  # scores *of* the citations: none to score (coverage and hidden influence still say something)
+        scores.source_support, scores.source_support_n, scores.support_how = None, 0, {}
+        scores.grounded_citations = None
+        scores.fidelity, scores.fidelity_n, scores.fidelity_precision = None, 0, None
+        scores.order_tau, scores.order_tau_n = None, 0
 
     # ---- power, in words
     _power_notes(stats, rows, alpha=alpha, power=power)
@@ -491,6 +530,13 @@ def build_report(
         stats.notes.append(
             "The baseline ran once per question, so the noise floor is unknown and taken as 0; "
             "run trials >= 2 to measure how often the answer changes with nothing removed."
+        )
+    uncited_questions = [b.key.question_id for b in refs if not b.citations]
+    if uncited_questions and not cited_nothing:
+        stats.notes.append(
+            f"{len(uncited_questions)} of {len(refs)} questions' baseline runs cited no entity ({', '.join(uncited_questions[:5])}"
+            f"{', ...' if len(uncited_questions) > 5 else ''}): for them cited and random removal hide nothing and the "
+            "isolations hide every entity, so those conditions measure nothing about citations on these questions."
         )
     report = Report(
         meta=dict(meta or {}),
@@ -500,6 +546,8 @@ def build_report(
         questions=question_rows,
         stats=stats,
         paper_reference=paper_reference,
+        correctness=correctness or (meta or {}).get("correctness") or DEFAULT_CORRECTNESS,
+        cited_nothing=cited_nothing,
     )
     report.traversal = _pick_traversal(report, runs, by_id, kg, traversal_question)
     return report

@@ -60,7 +60,10 @@ ToolFilter = Callable[[Any, GraphFilter], Any]
 
 _REGISTRY: dict[str, ToolFilter] = {}
 
-ID_KEYS = ("id", "entity_id", "node_id")
+ID_KEYS = ("id", "entity_id", "node_id", "elementId", "element_id")
+#: What names a Cypher-style row with no id key: the tracer then takes its name as its id
+#: (tracer/extract.py), so the filter must too.
+ROW_NAME_KEYS = ("name", "title")
 EDGE_KEYS = (("source", "target"), ("src", "dst"), ("head", "tail"), ("subject", "object"))
 NAME_KEYS = ("name", "title", "label")
 TEXT_KEYS = ("description", "text", "summary", "content", "aliases", "snippet")
@@ -92,6 +95,22 @@ def _entity_id(obj: dict[str, Any]) -> str | None:
     return None
 
 
+def _row_ids(obj: dict[str, Any]) -> list[str]:
+    """Ids a Cypher-style row names without an id key: its ``name``/``title``, and ``alias.id``/``alias.name`` columns."""
+    out = []
+    if _entity_id(obj) is None:
+        for key in ROW_NAME_KEYS:
+            value = obj.get(key)
+            if isinstance(value, str) and value:
+                out.append(value)
+                break
+    for key, value in obj.items():
+        if isinstance(key, str) and "." in key and key.rpartition(".")[2] in (*ID_KEYS, *ROW_NAME_KEYS):
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                out.append(str(value))
+    return out
+
+
 def _endpoints(obj: dict[str, Any]) -> tuple[str, str] | None:
     for a, b in EDGE_KEYS:
         if a in obj and b in obj:
@@ -116,6 +135,13 @@ def _drops(obj: Any, f: GraphFilter) -> bool:
     eid = _entity_id(obj)
     if eid is not None and eid in f.hidden:
         return True
+    if f.hidden and any(r in f.hidden for r in _row_ids(obj)):
+        return True
+    # a Cypher row {"p": {...}, "m": {...}} is one match: it goes when a node in it is hidden
+    if f.hidden and eid is None:
+        for value in obj.values():
+            if isinstance(value, dict) and (_entity_id(value) in f.hidden or any(r in f.hidden for r in _row_ids(value))):
+                return True
     ends = _endpoints(obj)
     if ends is not None and (ends[0] in f.hidden or ends[1] in f.hidden):
         return True
@@ -168,6 +194,9 @@ def generic_filter(output: Any, graph_filter: GraphFilter) -> Any:
         parsed = _parse_json(output)
         if parsed is not None:
             return json.dumps(generic_filter(parsed, f), ensure_ascii=False)
+        literal = _parse_repr(output)
+        if literal is not None:  # ``return str(rows)``: filtered, and a repr again
+            return str(generic_filter(literal, f))
         lines = split_lines(output, keepends=True)
         parsed_lines = [_parse_json(line) for line in lines]
         if any(p is not None for p in parsed_lines):
@@ -180,6 +209,16 @@ def generic_filter(output: Any, graph_filter: GraphFilter) -> Any:
                     kept.append(json.dumps(_filter_value(p, f), ensure_ascii=False) + end)
             return "".join(kept)
     return output
+
+
+def _parse_repr(text: str) -> Any:
+    """A Python repr of a list/dict, as the tracer reads it (``ast.literal_eval``, never ``eval``)."""
+    from ..tracer.extract import _parse_repr as parse
+
+    value = parse(text)
+    if isinstance(value, tuple):
+        value = list(value)
+    return value if isinstance(value, (dict, list)) else None
 
 
 def _parse_json(text: str) -> Any:

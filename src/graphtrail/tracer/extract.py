@@ -2,12 +2,16 @@
 
 Entity extraction order (docs/architecture.md §2): the tool's artifact in
 graphtrail's shape -> a registered per-tool extractor -> a generic fallback over
-JSON/dict/list outputs. Citation order (§3): an accepted ``submit_answer`` call
--> ``[E:<id>]``-style text markers -> a user callable.
+JSON/dict/list outputs, Python reprs, Cypher-style rows and ``Name (id: X)`` text.
+Whatever the route, an edge's endpoints count as revealed by that call too.
+Citation order (§3): an accepted ``submit_answer`` call -> ``[E:<id>]``-style
+text markers -> a user callable -> (in ``citations="names"`` mode, resolved in
+:mod:`.citations` once the run's entities are known) names in the answer text.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -35,8 +39,17 @@ _registry: dict[str, Extractor] = {}
 
 DEFAULT_CITATION_PATTERN = r"\[E:\s*([^\]]*?)\s*\]"
 ANSWER_TOOL = "submit_answer"
-_ID_KEYS = ("id", "entity_id", "node_id")
+_ID_KEYS = ("id", "entity_id", "node_id", "elementId", "element_id")
 _NAME_KEYS = ("name", "label", "title")
+#: Keys that name a graph record when nothing carries an id (Cypher rows: ``{"p.name": ...}``
+#: or ``{"p": {"name": ...}}``): tried only when the id-keyed walk found nothing.
+_ROW_ID_PROPS = ("id", "elementId", "element_id", "name", "title")
+_REPR_LIMIT = 200_000  # characters: a longer Python repr is not parsed (ast.literal_eval is not free)
+_TEXT_LIMIT = 200_000  # characters of plain text scanned for ``Name (id: X)``
+#: ``Christopher Nolan (id: p1)``, ``Inception (ID=m1)``: a name, then its id in parentheses.
+#: Found by the parenthesis alone (one linear scan); the name is read backwards from it.
+_ID_PAREN = re.compile(r"\(\s*(?:id|element_?id|node_?id)\s*[:=]\s*([^\s(),;]+)\s*\)", re.IGNORECASE)
+_NAME_STOP = re.compile(r"[\n()\[\]{}:;,.!?]")
 _SOURCE_KEYS = ("source", "subject", "head", "src")
 _TARGET_KEYS = ("target", "object", "tail", "dst")
 _RELATION_KEYS = ("relation", "predicate", "rel", "type", "label")
@@ -84,6 +97,7 @@ class EntityRef(NamedTuple):
     id: str
     name: str | None = None
     type: str | None = None
+    aliases: tuple[str, ...] = ()  # read for citations by name; not stored in a Trajectory
 
     def to_model(self) -> Entity:
         return Entity(id=self.id, name=self.name, type=self.type)
@@ -100,6 +114,14 @@ class EdgeRef(NamedTuple):
         return Edge(source=self.source, relation=self.relation, target=self.target)
 
 
+def _aliases(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value if isinstance(v, str) and v)
+    return ()
+
+
 def to_entity(item: Any) -> EntityRef | None:
     if type(item) is dict:  # fast path for plain dicts with string fields; same result as below
         eid = item.get("id")
@@ -108,7 +130,7 @@ def to_entity(item: Any) -> EntityRef | None:
             if eid is None:
                 eid = item.get("node_id")
         name, etype = item.get("name"), item.get("type")
-        if type(eid) is str and eid and type(name) is str and (etype is None or type(etype) is str):
+        if type(eid) is str and eid and type(name) is str and (etype is None or type(etype) is str) and "aliases" not in item:
             return EntityRef(eid, name, etype)
     if type(item) is EntityRef:
         return item
@@ -119,7 +141,7 @@ def to_entity(item: Any) -> EntityRef | None:
             eid = _scalar_id(item.get(key))
             if eid is not None:
                 name = next((_opt_str(item[k]) for k in _NAME_KEYS if item.get(k) is not None), None)
-                return EntityRef(eid, name, _opt_str(item.get("type")))
+                return EntityRef(eid, name, _opt_str(item.get("type")), _aliases(item.get("aliases")))
         return None
     eid = _scalar_id(item)
     return EntityRef(eid) if eid is not None else None
@@ -191,30 +213,71 @@ def is_artifact_shape(artifact: Any) -> bool:
     )
 
 
-def _parse_json_text(output: Any) -> Any:
+def _output_text(output: Any) -> str | None:
+    """A tool output as text: a ``str``, or the text of a list of content blocks."""
     if isinstance(output, str):
-        text = output.strip()
-        if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return None
-        return None
+        return output
     if isinstance(output, list) and output and all(isinstance(p, dict) and "text" in p for p in output):
-        return _parse_json_text("".join(str(p["text"]) for p in output))
-    return output
+        return "".join(str(p["text"]) for p in output)
+    return None
+
+
+def _parse_json_text(output: Any) -> Any:
+    text = _output_text(output)
+    if text is None:
+        return output
+    text = text.strip()
+    if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return None
+    return None
+
+
+def _parse_repr(text: str) -> Any:
+    """A Python repr (``str(rows)``: single quotes, ``None``, tuples) read with ``ast.literal_eval``.
+
+    Never ``eval``: ``literal_eval`` only builds literals. Outputs longer than
+    ``_REPR_LIMIT`` are not parsed, and anything that is not a literal yields ``None``.
+    """
+    text = text.strip()
+    if not (text[:1] in ("{", "[", "(") and text[-1:] in ("}", "]", ")")) or len(text) > _REPR_LIMIT:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list, tuple)) else None
 
 
 def generic_extract(output: Any) -> Found:
-    """Entities (dicts with ``id``/``entity_id``/``node_id``) and edges found anywhere in a JSON-like output.
+    """Entities and edges found in a tool output with no artifact and no registered extractor.
 
-    Depth-first, in document order, at most 8 levels deep and ``_FALLBACK_BUDGET``
-    dicts and lists in all. A dict that reads as an edge is an edge, not an entity.
+    Cheapest first, and a costlier reader only when the cheaper ones found nothing:
+
+    1. JSON text, dicts and lists: dicts with ``id``/``entity_id``/``node_id``/
+       ``elementId``/``element_id`` are entities, dicts that read as edges are
+       edges (depth-first, in document order, at most 8 levels deep and
+       ``_FALLBACK_BUDGET`` dicts and lists in all);
+    2. a Python repr (``return str(rows)``), parsed with ``ast.literal_eval``, then as in 1;
+    3. Cypher-style rows with no id key: ``{"p": {"name": ...}}`` or ``{"p.name": ...}``
+       name an entity whose id is its ``name`` (or ``title``);
+    4. text: ``Christopher Nolan (id: p1)`` names entity ``p1``.
     """
     data = _parse_json_text(output)
+    text: str | None = None
+    if data is None:
+        text = _output_text(output)
+        if text is not None:
+            data = _parse_repr(text)
     found = Found()
     if isinstance(data, (dict, list, tuple)):
         _visit(data, 0, found, set(), set(), [_FALLBACK_BUDGET])
+        if not found.entities and not found.edges:
+            _visit_rows(data, 0, found, set(), [_FALLBACK_BUDGET])
+    elif text is not None and len(text) <= _TEXT_LIMIT:
+        _text_entities(text, found)
     return found
 
 
@@ -240,6 +303,89 @@ def _visit(node: Any, depth: int, found: Found, seen: set[str], edge_seen: set[t
                 _visit(child, depth + 1, found, seen, edge_seen, budget)
 
 
+def _row_entity(props: Mapping[str, Any]) -> EntityRef | None:
+    """A record named by ``id``-like keys, else by its ``name``/``title`` (which then is its id)."""
+    for key in _ROW_ID_PROPS:
+        eid = _scalar_id(props.get(key))
+        if eid is not None:
+            name = next((_opt_str(props[k]) for k in _NAME_KEYS if props.get(k) is not None), None)
+            return EntityRef(eid, name, _opt_str(props.get("type")))
+    return None
+
+
+def _visit_rows(node: Any, depth: int, found: Found, seen: set[str], budget: list[int]) -> None:
+    """The Cypher-row pass: dicts named by ``name``/``title``, and ``alias.prop`` columns."""
+    if budget[0] <= 0:
+        return
+    budget[0] -= 1
+    if isinstance(node, Mapping):
+        found.add_entity(_row_entity(node), seen)
+        columns: dict[str, dict[str, Any]] = {}
+        for key, value in node.items():
+            if isinstance(key, str) and "." in key:
+                alias, _, prop = key.rpartition(".")
+                if prop in _ROW_ID_PROPS:
+                    columns.setdefault(alias, {})[prop] = value
+        for props in columns.values():
+            found.add_entity(_row_entity(props), seen)
+        children: Any = node.values()
+    else:
+        children = node
+    if depth < 8:
+        for child in children:
+            if isinstance(child, (dict, list, tuple)):
+                _visit_rows(child, depth + 1, found, seen, budget)
+
+
+_CONNECTORS = frozenset({"of", "the", "and", "de", "la", "le", "von", "van", "der", "du", "del", "da", "y", "&"})
+
+
+def _name_before(segment: str) -> str | None:
+    """The entity name at the end of ``segment``: its trailing run of capitalised words
+    ("directed by Christopher Nolan" -> "Christopher Nolan", "Lord of the Rings" kept whole)."""
+    words = segment.strip(" \t-*•>#|'\"").split()
+    if not words:
+        return None
+    if not any(w[:1].isupper() or w[:1].isdigit() for w in words):
+        return " ".join(words) if len(words) <= 5 else None
+    start = len(words)
+    for i in range(len(words) - 1, -1, -1):
+        word = words[i]
+        if word[:1].isupper() or word[:1].isdigit():
+            start = i
+        elif word.lower() not in _CONNECTORS:
+            break
+    name = words[start:]
+    while name and name[0].lower() in _CONNECTORS and not name[0][:1].isupper():
+        name = name[1:]
+    return " ".join(name) or None
+
+
+def _text_entities(text: str, found: Found) -> None:
+    """``Name (id: X)`` mentions in plain text."""
+    if "(" not in text:
+        return
+    seen = {e.id for e in found.entities}
+    for match in _ID_PAREN.finditer(text):
+        before = text[max(0, match.start() - 80): match.start()]
+        stops = list(_NAME_STOP.finditer(before))
+        segment = before[stops[-1].end():] if stops else before
+        found.add_entity(EntityRef(match.group(1), _name_before(segment)), seen)
+
+
+def with_endpoints(found: Found) -> Found:
+    """``found`` with every edge endpoint among its entities: an edge names both ends,
+    so the call revealed them (an entity known only by id gets no name)."""
+    if found.edges:
+        seen = {e.id for e in found.entities}
+        for edge in found.edges:
+            for eid in (edge.source, edge.target):
+                if eid not in seen:
+                    seen.add(eid)
+                    found.entities.append(EntityRef(eid))
+    return found
+
+
 def extract_entities(
     tool: str,
     output: Any,
@@ -247,20 +393,20 @@ def extract_entities(
     artifact: Any,
     extractors: Mapping[str, Extractor] | None,
 ) -> Found:
-    """Entities and edges a tool call revealed. Never raises."""
+    """Entities and edges a tool call revealed, edge endpoints included. Never raises."""
     if is_artifact_shape(artifact):
         try:
-            return _normalize(artifact)
+            return with_endpoints(_normalize(artifact))
         except Exception as exc:  # noqa: BLE001
             warn_once(f"artifact:{tool}", "graphtrail: unreadable artifact from tool %r (%r)", tool, exc)
     extractor = (extractors or {}).get(tool) or _registry.get(tool)
     if extractor is not None:
         try:
-            return _normalize(extractor(output, args))
+            return with_endpoints(_normalize(extractor(output, args)))
         except Exception as exc:  # noqa: BLE001
             warn_once(f"extractor:{tool}", "graphtrail: extractor for tool %r raised %r; using the generic fallback", tool, exc)
     try:
-        return generic_extract(output)
+        return with_endpoints(generic_extract(output))
     except Exception as exc:  # noqa: BLE001
         warn_once(f"fallback:{tool}", "graphtrail: could not read output of tool %r (%r)", tool, exc)
         return Found()
@@ -274,6 +420,9 @@ class AnswerResult:
     answer: str | None
     citations: list[str]
     status: str  # "ok" | "no_answer"
+    #: where the answer came from: "tool_call", "markers", "parser" or "text" (free text:
+    #: its citations, if any, are read from names once the run's entities are known)
+    source: str = "text"
 
 
 def _unique(ids: Iterable[Any]) -> list[str]:
@@ -382,6 +531,7 @@ def extract_answer(
                     answer=None if answer is None else str(answer),
                     citations=_citation_list(args.get("citations")),
                     status="ok",
+                    source="tool_call",
                 )
         if submissions:
             return AnswerResult(answer=None, citations=[], status="no_answer")
@@ -400,7 +550,7 @@ def extract_answer(
     if text is not None and text.strip():
         stripped, ids = text_citations(text, pattern)
         if ids:
-            return AnswerResult(answer=stripped, citations=ids, status="ok")
+            return AnswerResult(answer=stripped, citations=ids, status="ok", source="markers")
     if parser is not None:
         try:
             parsed = parser(output)
@@ -412,7 +562,7 @@ def extract_answer(
                 answer, cites = parsed.get("answer"), parsed.get("citations")
             else:
                 answer, cites = parsed
-            return AnswerResult(answer=None if answer is None else str(answer), citations=_citation_list(cites), status="ok")
+            return AnswerResult(answer=None if answer is None else str(answer), citations=_citation_list(cites), status="ok", source="parser")
     if text is not None and text.strip() and not is_limit_message(text):
         return AnswerResult(answer=text.strip(), citations=[], status="ok")
     if messages is not None:

@@ -52,6 +52,7 @@ from ._content import clean_args as _clean_args
 from .redact import record_exception, redact, redact_keys
 from ._safety import warn_once
 from .config import get_tracer, run_settings
+from .citations import CitationMode, check_citation_mode, known_names, resolve_citations
 from .extract import CitationParser, EdgeRef, EntityRef, Extractor, compile_pattern, extract_answer, extract_entities
 from .scope import Capture, active_annotations, active_captures
 from .trajectory import ModelCall, Step, Trajectory, first_sources, uncited_ids, visited_ids
@@ -98,6 +99,7 @@ class TraceOptions:
     content: ContentMode | None = None
     conversation_key: str = "thread_id"
     node_spans: bool | None = None  # None: configure()'s choice
+    citations: CitationMode = "names"  # how a free-text answer's citations are read (tracer/citations.py)
 
 
 def trace_options(
@@ -109,10 +111,12 @@ def trace_options(
     content: ContentMode | None = None,
     conversation_key: str = "thread_id",
     node_spans: bool | None = None,
+    citations: CitationMode = "names",
 ) -> TraceOptions:
     """Checked per-agent options, shared by ``GraphTrailHandler(...)`` and ``trace_agent(...)``."""
     if content is not None:
         check_content_mode(content)
+    check_citation_mode(citations)
     return TraceOptions(
         name=name,
         extractors=dict(extractors) if extractors else None,
@@ -121,6 +125,7 @@ def trace_options(
         content=content,
         conversation_key=conversation_key,
         node_spans=node_spans,
+        citations=citations,
     )
 
 
@@ -131,7 +136,7 @@ class _Root:
         "run_id", "name", "span", "tracer", "content", "limit", "opts", "captures", "metadata",
         "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
         "span_id", "node_spans", "start_attrs", "links", "parent_ctx", "live_after_ns", "live", "finished",
-        "lock", "built", "model_seq", "rows", "steps", "model_calls",
+        "lock", "built", "model_seq", "rows", "steps", "model_calls", "revealed",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
@@ -156,6 +161,7 @@ class _Root:
         self.rows: list[_StepRow] = []  # what the root's attributes need, per step
         self.steps: list[Step] = []  # only when a capture() will read them
         self.model_calls: list[ModelCall] = []
+        self.revealed: list[list[EntityRef]] = []  # each step's entities, names kept: citations by name
         self.start_ns = time.time_ns()
         self.last_output: Any = None
         self.span: trace.Span = trace.INVALID_SPAN
@@ -339,6 +345,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         content: ContentMode | None = None,
         conversation_key: str = "thread_id",
         node_spans: bool | None = None,
+        citations: CitationMode = "names",
         _options: TraceOptions | None = None,
     ) -> None:
         super().__init__()
@@ -350,6 +357,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             content=content,
             conversation_key=conversation_key,
             node_spans=node_spans,
+            citations=citations,
         )
         # run_id.int -> its record (a folded chain run maps to its nearest recorded
         # ancestor). Keyed by int: a UUID's __hash__ is a Python call, an int's is not.
@@ -411,6 +419,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         end_ns = time.time_ns()
         status, err_text, answer, citations = "ok", None, None, []
         attrs: dict[str, Any] = {}
+        free_text: str | None = None  # an answer whose citations are read from names after the build
         if error is not None and not is_control_flow(error):
             status = "error"
             err_text = _error_text(root, error)
@@ -431,6 +440,8 @@ class GraphTrailHandler(BaseCallbackHandler):
                 status = "no_answer"
             else:
                 status, citations = found.status, found.citations
+                if found.source == "text" and not citations and found.answer and root.opts.citations != "markers":
+                    free_text = found.answer
                 if found.answer is not None and root.content == "full":
                     answer = root.text(found.answer)
                     attrs[A.ANSWER] = answer
@@ -458,6 +469,15 @@ class GraphTrailHandler(BaseCallbackHandler):
         rows = sorted(root.rows, key=lambda r: r[0])
         steps = sorted(root.steps, key=lambda st: st.index)
         model_calls = sorted(root.model_calls, key=lambda m: m.index)
+        if free_text is not None and root.revealed:  # citations by name need the run's entities
+            text, citations = resolve_citations(free_text, known_names(e for ents in root.revealed for e in ents), root.opts.citations)
+            if citations:
+                late: dict[str, Any] = {A.CITATIONS: dumps(citations)}
+                if root.content == "full":
+                    answer = root.text(text)
+                    late[A.ANSWER] = late[A.OUTPUT_VALUE] = answer
+                span.set_attributes(late)
+        root.revealed = []
         # What needs the child spans' ids.
         visited = visited_ids(row[1] for row in rows)
         sources = first_sources(citations, rows)
@@ -949,6 +969,8 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
             content, artifact, status = output, None, "success"
         found = extract_entities(run.name, content, run.inputs if isinstance(run.inputs, dict) else {}, artifact, root.opts.extractors)
         entities, edges = found.entities, found.edges
+        if entities:
+            root.revealed.append(entities)
         if status == "error":
             tool_failed = True
             error_text = root.text(to_text(content)) if root.content == "full" else "ToolError"

@@ -24,6 +24,7 @@ from opentelemetry import trace
 
 from ._content import ContentMode
 from ._safety import warn_once
+from .citations import CitationMode
 from .extract import CitationParser, Extractor
 from .handler import GraphTrailHandler, TraceOptions, finish_function_root, start_function_root, trace_options
 
@@ -259,6 +260,7 @@ def trace_agent(
     content: ContentMode | None = None,
     conversation_key: str = "thread_id",
     node_spans: bool | None = None,
+    citations: CitationMode = "names",
 ) -> Any:
     """Trace every run of ``agent`` as one OpenTelemetry trace and one :class:`Trajectory`.
 
@@ -274,7 +276,12 @@ def trace_agent(
     - ``content``: ``"full"``/``"ids-only"``/``"none"``, overriding ``configure``;
     - ``conversation_key``: the ``configurable`` key for ``gen_ai.conversation.id``;
     - ``node_spans``: one CHAIN span per LangGraph node execution (default:
-      ``configure(node_spans=...)``, off; docs/spans.md says why).
+      ``configure(node_spans=...)``, off; docs/spans.md says why);
+    - ``citations``: how a free-text answer with no ``submit_answer`` call and no
+      markers cites: ``"names"`` (default: names, aliases and ids of the entities
+      the run visited, as whole words or in ``[Name]`` / ``(source: id)`` /
+      ``Sources:`` forms), ``"markers"`` (it cites nothing), or
+      ``fn(answer, {id: [name, *aliases]}) -> ids`` (docs/spans.md, "Answer and citations").
     """
     options = trace_options(
         name=name,
@@ -284,6 +291,7 @@ def trace_agent(
         content=content,
         conversation_key=conversation_key,
         node_spans=node_spans,
+        citations=citations,
     )
 
     def apply(target: Any) -> Any:
@@ -315,6 +323,7 @@ def instrument(
     citation_parser: CitationParser | None = None,
     content: ContentMode | None = None,
     node_spans: bool | None = None,
+    citations: CitationMode = "names",
 ) -> GraphTrailHandler:
     """Trace every LangChain/LangGraph run in the process, even where ``config`` is dropped.
 
@@ -333,6 +342,7 @@ def instrument(
         citation_parser=citation_parser,
         content=content,
         node_spans=node_spans,
+        citations=citations,
     )
     # A ContextVar whose *default* is the handler is visible in every thread and task.
     var: ContextVar[GraphTrailHandler | None] = ContextVar("graphtrail_global_handler", default=handler)
