@@ -13,8 +13,9 @@ fallback when absent, so a minimal backend still works:
   returning ``(EntityRecord, score, matched label)`` best first, with the
   ranking rules of :func:`graphtrail.agents.tools.search_entity_records`.
   Without it, search scores every visible entity (a full scan).
-- ``hop_distances(sources, max_depth)``: undirected BFS hop counts from the
-  sources, bounded to ``max_depth``. Without it, the ablations walk
+- ``hop_distances(sources, max_depth=None, until=None)``: undirected BFS hop
+  counts from the sources, bounded to ``max_depth`` hops or stopped once every
+  id in ``until`` is reached. Without it, the ablations walk
   ``in_relations``/``out_relations`` one entity at a time.
 """
 

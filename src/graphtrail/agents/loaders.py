@@ -35,6 +35,7 @@ from xml.etree.ElementTree import ParseError
 
 import networkx as nx
 
+from .communities import lazy_communities
 from .kg import KGError, KnowledgeGraph
 
 __all__ = [
@@ -163,6 +164,7 @@ def load_kg(
     communities: bool = True,
     seed: int = 0,
     resolution: float = 1.0,
+    cache_communities: bool = True,
 ) -> KnowledgeGraph:
     """Load a knowledge graph from a bundled name or a path, detecting the format.
 
@@ -172,8 +174,10 @@ def load_kg(
     :class:`KnowledgeGraph` is returned unchanged.
     ``format``: force ``"triples"``, ``"node-link"``, ``"graphml"`` or ``"graphrag"``.
     ``entities``: an entity table for triples (else a sibling file is looked for).
-    ``communities``: compute seeded Louvain communities (``seed``,
-    ``resolution``) when the source has none.
+    ``communities``: when the source has none, seeded Louvain communities
+    (``seed``, ``resolution``) are computed the first time something reads
+    them, and cached beside the file (``cache_communities``); see
+    :mod:`graphtrail.agents.communities`.
     """
     if isinstance(source, KnowledgeGraph):
         return source
@@ -200,7 +204,7 @@ def load_kg(
         raise KGError(f"{path}: unknown format {fmt!r}; expected triples, node-link, graphml or graphrag")
     kg.name = name or _stem(path)
     if communities and not kg.communities and len(kg):
-        kg.compute_communities(seed=seed, resolution=resolution)
+        kg._store.community_source = lazy_communities(path if cache_communities else None, seed=seed, resolution=resolution)
     return kg
 
 
@@ -339,7 +343,7 @@ def load_triples(path: PathLike, *, entities: PathLike | None = None, delimiter:
             by_name[key] = None if key in by_name else record["id"]  # None marks an ambiguous name
 
     def resolve(value: str) -> str:
-        if value in kg.graph:
+        if value in kg:
             return value
         found = by_name.get(value.casefold())
         return found if found else value
@@ -613,7 +617,7 @@ def load_graphrag(folder: PathLike) -> KnowledgeGraph:
         for column in ("source", "target"):
             value = _cell(row.get(column))
             value = str(value) if value is not None else ""
-            eid = by_title.get(value) or (value if value in kg.graph else None)
+            eid = by_title.get(value) or (value if value in kg else None)
             if eid is None:
                 raise KGError(
                     f"{files['relationships'].name} row {row_no}, column '{column}': {value!r} is not an entity "
@@ -629,7 +633,7 @@ def load_graphrag(folder: PathLike) -> KnowledgeGraph:
         for row in units.to_dict("records"):
             uid = str(row["id"])
             linked = _id_list(row.get("entity_ids")) if "entity_ids" in units.columns else []
-            linked = [e for e in linked if e in kg.graph] or units_from_entities.get(uid, [])
+            linked = [e for e in linked if e in kg] or units_from_entities.get(uid, [])
             kg.add_text_unit(uid, str(_cell(row.get("text")) or ""), linked)
 
     if "communities" in files:
@@ -640,7 +644,7 @@ def load_graphrag(folder: PathLike) -> KnowledgeGraph:
         coms = _read_parquet(pd, files["communities"], [("community", "id")])
         for row in coms.to_dict("records"):
             cid = str(_cell(row.get("community")) if _cell(row.get("community")) is not None else row["id"])
-            members = [e for e in _id_list(row.get("entity_ids")) if e in kg.graph]
+            members = [e for e in _id_list(row.get("entity_ids")) if e in kg]
             if not members:
                 members = sorted({end for r in _id_list(row.get("relationship_ids")) for end in rel_ends.get(r, ())})
             report = reports.get(cid, {})
