@@ -292,7 +292,27 @@ class KnowledgeGraph:
         """
         s = self._store
         s.commit()
-        node = np.fromiter((self._node(e) for e in ids), dtype=np.int64, count=len(ids))
+        index = s.index
+        node = np.empty(len(ids), dtype=np.int64)
+        if not index and len(set(ids)) == len(ids):  # a new graph: the ids are the nodes, in order
+            s.ids = list(ids)
+            s.index = dict(zip(s.ids, range(len(s.ids))))
+            s.names = list(s.ids)
+            s.types = ["entity"] * len(ids)
+            s.descriptions = [""] * len(ids)
+            s.aliases = [()] * len(ids)
+            node = np.arange(len(ids), dtype=np.int64)
+            ids = []
+        for k, eid in enumerate(ids):
+            i = index.get(eid)
+            if i is None:  # a bare entity, as add_relation would add it
+                i = index[eid] = len(s.ids)
+                s.ids.append(eid)
+                s.names.append(eid)
+                s.types.append("entity")
+                s.descriptions.append("")
+                s.aliases.append(())
+            node[k] = i
         codes = []
         for label in relation_labels:
             code = s.rel_code.get(label)
