@@ -106,6 +106,21 @@ def _read_cache(path: Path) -> dict[str, Any] | None:
     return doc
 
 
+def _cached_communities(doc: dict[str, Any]) -> list[Community] | None:
+    """The communities in a cache document, or ``None`` if any entry is malformed (then they are recomputed)."""
+    out = []
+    for entry in doc["communities"]:
+        if not (isinstance(entry, list) and len(entry) == 5 and isinstance(entry[2], list)):
+            return None
+        cid, title, members, summary, level = entry
+        if not (isinstance(cid, str) and isinstance(title, str) and isinstance(summary, str) and type(level) is int):
+            return None
+        if not all(isinstance(m, str) for m in members):
+            return None
+        out.append(Community(cid, title, tuple(members), summary, level))
+    return out
+
+
 def _write_cache(path: Path, key: str, communities: list[Community]) -> None:
     if path.exists() and _read_cache(path) is None:
         warnings.warn(f"{path} exists and is not a graphtrail communities cache; not overwriting it", stacklevel=3)
@@ -133,9 +148,10 @@ def lazy_communities(graph_path: Path | None, *, seed: int = 0, resolution: floa
         path = cache_path(graph_path) if graph_path is not None else None
         key = _key(kg, seed, resolution) if path is not None else ""
         doc = _read_cache(path) if path is not None and path.is_file() else None
-        if doc is not None and doc.get("key") == key:
-            for cid, title, members, summary, level in doc["communities"]:
-                kg.add_community(cid, title, members, summary, level)
+        cached = _cached_communities(doc) if doc is not None and doc.get("key") == key else None
+        if cached is not None:
+            for c in cached:
+                kg.add_community(c.id, c.title, c.entity_ids, c.summary, c.level)
             return
         communities = louvain_communities(kg, seed=seed, resolution=resolution)
         for c in communities:

@@ -139,6 +139,8 @@ def fast_columns(raw: bytes, delimiter: str, max_columns: int = 64) -> list[list
     """The file's columns (cells stripped) via pyarrow, or ``None`` when only the exact reader may answer."""
     if len(raw) < 3 or _needs_exact_reader(raw):
         return None
+    if delimiter == "," and raw.count(b'"') % 2:  # an unterminated quote, which pyarrow would accept at EOF
+        return None
     try:
         import pyarrow as pa
         import pyarrow.compute as pc

@@ -384,11 +384,12 @@ def load_triples(
     return kg
 
 
-def _header_columns(path: Path, lineno: int, header: Sequence[str]) -> tuple[int, int, int, int]:
+def _header_columns(path: Path, lineno: int, header: Sequence[str], warn: bool = True) -> tuple[int, int, int, int]:
     low = [c.lower() for c in header]
     description = next((i for i, c in enumerate(low) if c in ("description", "desc")), None)
     used = [0, 1, 2] + ([description] if description is not None else [])
-    _warn_unread_columns(path, lineno, header, used, "head, relation, tail and description")
+    if warn:
+        _warn_unread_columns(path, lineno, header, used, "head, relation, tail and description")
     return (0, 1, 2, description if description is not None else -1)
 
 
@@ -426,7 +427,7 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: st
     skip = 0
     if _is_triples_header(first):
         header_line = raw[: len(raw) - len(raw.lstrip(b"\r\n"))].count(b"\n") + 1
-        _, _, _, desc_col = _header_columns(path, header_line, first)
+        _, _, _, desc_col = _header_columns(path, header_line, first, warn=False)
         skip = 1
     elif len(columns) > 4:
         return False
@@ -469,6 +470,8 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: st
             descriptions = [descriptions[last[k]] for k in key[first_at].tolist()]
         src, dst, rel_codes = src[first_at], dst[first_at], rel_codes[first_at]
     kg.add_relations_bulk(ids, src, dst, rel_labels, rel_codes, descriptions)
+    if skip:
+        _header_columns(path, header_line, first)  # warns about columns it does not read
     return True
 
 
