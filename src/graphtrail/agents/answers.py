@@ -52,10 +52,10 @@ def gold_labels(question: Any, kg: KnowledgeGraph | None = None) -> list[str]:
     labels = [*answers, *ids]
     if kg is not None:
         for entity_id in ids:
-            data = kg.graph.nodes.get(entity_id) if entity_id in kg.graph else None
-            if data is not None:
-                labels.append(str(data.get("name", entity_id)))
-                labels.extend(str(a) for a in data.get("aliases", ()))
+            record = kg.filtered(None).entity(entity_id)
+            if record is not None:
+                labels.append(record.name)
+                labels.extend(record.aliases)
     return labels
 
 

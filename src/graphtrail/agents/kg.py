@@ -1,24 +1,43 @@
 """A GraphRAG-style knowledge graph: entities, typed relations, text units, communities.
 
-:class:`KnowledgeGraph` is a thin layer over a :class:`networkx.MultiDiGraph`
-(``kg.graph``): nodes are entity ids carrying ``name``, ``type``,
-``description`` and ``aliases``; edges are keyed by their relation label and
-carry ``relation`` and ``description``. Text units (source passages) and
-communities sit beside the graph, each linked to entity ids.
+:class:`KnowledgeGraph` stores entities in parallel lists indexed by an integer
+node id, and relations as integer arrays with a CSR adjacency (built when first
+read, rebuilt after a change). A million-edge graph is a few tens of megabytes
+and loads in seconds; a networkx graph of the same size took 2 GB and 22 s.
+Entities carry ``name``, ``type``, ``description`` and ``aliases``; a relation
+between two entities is keyed by its label (adding the same source, label and
+target again replaces its description, as in a ``MultiDiGraph``). Text units
+(source passages) and communities sit beside the graph, each linked to entity ids.
+
+What is derived is derived lazily, once:
+
+- ``kg.graph``: a :class:`networkx.MultiDiGraph` *copy*, built on first access,
+  for users who want networkx algorithms (changing it does not change ``kg``);
+- communities: seeded Louvain, computed when first read if the source had none
+  (see :mod:`graphtrail.agents.communities`), and cached beside the graph file;
+- the entity search index (:class:`~graphtrail.agents.search.EntityIndex`).
 
 Ablations never copy the graph: :meth:`KnowledgeGraph.filtered` returns a view
-whose lookups honour a :class:`~graphtrail.agents.views.GraphFilter`.
+whose lookups honour a :class:`~graphtrail.agents.views.GraphFilter`, at a cost
+proportional to the response, not to the graph or the filter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+import numpy as np
 
 from .views import GraphFilter
+
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
+
+    from .search import EntityIndex
 
 __all__ = ["KnowledgeGraph", "EntityRecord", "Relation", "TextUnit", "Community", "KGError"]
 
@@ -60,21 +79,144 @@ class Community:
     level: int = 0
 
 
-@dataclass
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+#: Filters whose derived sets (hidden node mask, touched communities) are kept per graph.
+_FILTER_CACHE_SIZE = 64
+
+
+class _Store:
+    """The graph's data, shared by a :class:`KnowledgeGraph` and every filtered view of it."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+        self.types: list[str] = []
+        self.descriptions: list[str] = []
+        self.aliases: list[tuple[str, ...]] = []
+        # Edges: committed numpy arrays plus appended-but-not-yet-committed Python lists.
+        self.src = _EMPTY_I64
+        self.dst = _EMPTY_I64
+        self.rel = _EMPTY_I64
+        self.edge_desc: list[str] | None = None  # None: every description is ""
+        self.pending: list[tuple[int, int, int, str]] = []
+        self.rel_labels: list[str] = []
+        self.rel_code: dict[str, int] = {}
+        self.edge_at: dict[tuple[int, int, int], int] | None = {}  # None: rebuild before the next add
+        self.text_units: dict[str, TextUnit] = {}
+        self.units_by_entity: dict[str, list[str]] = {}
+        self.communities: dict[str, Community] = {}
+        #: Called once, on first read of communities, when none were added (see load_kg).
+        self.community_source: Callable[[KnowledgeGraph], None] | None = None
+        self.version = 0
+        self._csr: tuple[np.ndarray, ...] | None = None
+        self._csr_version = -1
+        self._nx: Any = None
+        self._nx_version = -1
+        self._index: EntityIndex | None = None
+        self._index_version = -1
+        self._by_entity: dict[str, list[str]] | None = None
+        self._filters: OrderedDict[GraphFilter, dict[str, Any]] = OrderedDict()
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------ edges
+    def commit(self) -> None:
+        if not self.pending:
+            return
+        s, t, r, d = zip(*self.pending)
+        start = len(self.src)
+        self.src = np.concatenate([self.src, np.asarray(s, dtype=np.int64)])
+        self.dst = np.concatenate([self.dst, np.asarray(t, dtype=np.int64)])
+        self.rel = np.concatenate([self.rel, np.asarray(r, dtype=np.int64)])
+        if self.edge_desc is None and any(d):
+            self.edge_desc = [""] * start
+        if self.edge_desc is not None:
+            self.edge_desc.extend(d)
+        self.pending = []
+
+    def n_edges(self) -> int:
+        return len(self.src) + len(self.pending)
+
+    def desc(self, e: int) -> str:
+        return self.edge_desc[e] if self.edge_desc is not None else ""
+
+    def csr(self) -> tuple[np.ndarray, ...]:
+        """``(out_ptr, out_edges, in_ptr, in_edges)``: edge numbers grouped by source / target, in insertion order."""
+        with self.lock:
+            if self._csr is None or self._csr_version != self.version:
+                self.commit()
+                n = len(self.ids)
+                out_edges = np.argsort(self.src, kind="stable")
+                in_edges = np.argsort(self.dst, kind="stable")
+                out_ptr = np.zeros(n + 1, dtype=np.int64)
+                in_ptr = np.zeros(n + 1, dtype=np.int64)
+                np.cumsum(np.bincount(self.src, minlength=n), out=out_ptr[1:])
+                np.cumsum(np.bincount(self.dst, minlength=n), out=in_ptr[1:])
+                self._csr = (out_ptr, out_edges, in_ptr, in_edges)
+                self._csr_version = self.version
+            return self._csr
+
+    def changed(self) -> None:
+        self.version += 1
+        self._by_entity = None
+        self._filters.clear()
+
+    # ------------------------------------------------------------ derived, per filter
+    def for_filter(self, f: GraphFilter) -> dict[str, Any]:
+        """Sets derived from ``f`` once (the same filter object serves every call of a replay run)."""
+        with self.lock:
+            found = self._filters.get(f)
+            if found is not None:
+                self._filters.move_to_end(f)
+                return found
+        touched: set[str] = set()
+        by_entity = self.communities_by_entity()
+        for group in (f.hidden, f.masked, f.text_blocked):
+            for e in group:
+                touched.update(by_entity.get(e, ()))
+        hidden_mask = np.zeros(len(self.ids), dtype=bool)
+        hidden_idx = [i for e in f.hidden if (i := self.index.get(e)) is not None]
+        hidden_mask[hidden_idx] = True
+        derived = {"touched": touched, "hidden_mask": hidden_mask, "n_hidden": len(hidden_idx)}
+        with self.lock:
+            self._filters[f] = derived
+            while len(self._filters) > _FILTER_CACHE_SIZE:
+                self._filters.popitem(last=False)
+        return derived
+
+    def communities_by_entity(self) -> dict[str, list[str]]:
+        with self.lock:
+            if self._by_entity is None:
+                by_entity: dict[str, list[str]] = {}
+                for cid, com in self.communities.items():
+                    for e in com.entity_ids:
+                        by_entity.setdefault(e, []).append(cid)
+                self._by_entity = by_entity
+            return self._by_entity
+
+
 class KnowledgeGraph:
     """Entities, relations, text units and communities, with filtered views.
 
     Build one with :meth:`add_entity` / :meth:`add_relation` /
     :meth:`add_text_unit` / :meth:`add_community`, or with
-    :func:`graphtrail.agents.load_kg`.
+    :func:`graphtrail.agents.load_kg`. Implements
+    :class:`graphtrail.agents.backend.GraphBackend`.
     """
 
-    graph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
-    text_units: dict[str, TextUnit] = field(default_factory=dict)
-    communities: dict[str, Community] = field(default_factory=dict)
-    name: str = "kg"
-    graph_filter: GraphFilter | None = None
-    _units_by_entity: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    def __init__(self, graph: "nx.MultiDiGraph | None" = None, *, name: str = "kg", graph_filter: GraphFilter | None = None) -> None:
+        self._store = _Store()
+        self.name = name
+        self.graph_filter = graph_filter
+        if graph is not None:
+            for node, data in graph.nodes(data=True):
+                self.add_entity(node, data.get("name"), data.get("type", "entity"), data.get("description", ""), data.get("aliases", ()))
+            for s, t, data in graph.edges(data=True):
+                self.add_relation(s, str(data.get("relation", "")), t, data.get("description", ""))
+
+    def __repr__(self) -> str:
+        f = f", filter={self.graph_filter.label or 'unnamed'}" if self.graph_filter is not None else ""
+        return f"KnowledgeGraph(name={self.name!r}, entities={len(self._store.ids)}, relations={self._store.n_edges()}{f})"
 
     # ------------------------------------------------------------ building
     def add_entity(
@@ -85,63 +227,193 @@ class KnowledgeGraph:
         description: str = "",
         aliases: Iterable[str] = (),
     ) -> None:
-        self.graph.add_node(
-            str(entity_id),
-            name=name or str(entity_id),
-            type=type or "entity",
-            description=description or "",
-            aliases=tuple(aliases),
-        )
+        """Add an entity, or replace the attributes of an existing one (it keeps its place)."""
+        s = self._store
+        eid = str(entity_id)
+        values = (name or eid, type or "entity", description or "", tuple(aliases))
+        i = s.index.get(eid)
+        if i is None:
+            s.index[eid] = len(s.ids)
+            s.ids.append(eid)
+            s.names.append(values[0])
+            s.types.append(values[1])
+            s.descriptions.append(values[2])
+            s.aliases.append(values[3])
+        else:
+            s.names[i], s.types[i], s.descriptions[i], s.aliases[i] = values
+        s.changed()
+
+    def _node(self, entity_id: str) -> int:
+        s = self._store
+        i = s.index.get(entity_id)
+        if i is None:
+            self.add_entity(entity_id)
+            i = s.index[entity_id]
+        return i
 
     def add_relation(self, source: str, relation: str, target: str, description: str = "") -> None:
-        for node in (source, target):
-            if node not in self.graph:
-                self.add_entity(node)
-        self.graph.add_edge(str(source), str(target), key=relation, relation=relation, description=description or "")
+        """Add ``source -[relation]-> target``; the same triple again replaces its description."""
+        s = self._store
+        u, v = self._node(str(source)), self._node(str(target))
+        code = s.rel_code.get(relation)
+        if code is None:
+            code = s.rel_code[relation] = len(s.rel_labels)
+            s.rel_labels.append(relation)
+        if s.edge_at is None:
+            s.commit()
+            s.edge_at = {(int(a), int(b), int(c)): e for e, (a, b, c) in enumerate(zip(s.src, s.dst, s.rel))}
+        key = (u, v, code)
+        e = s.edge_at.get(key)
+        if e is None:
+            s.edge_at[key] = s.n_edges()
+            s.pending.append((u, v, code, description or ""))
+        else:
+            s.commit()
+            if s.edge_desc is None and description:
+                s.edge_desc = [""] * len(s.src)
+            if s.edge_desc is not None:
+                s.edge_desc[e] = description or ""
+        s.changed()
+
+    def add_relations_bulk(
+        self,
+        ids: list[str],
+        src: np.ndarray,
+        dst: np.ndarray,
+        relation_labels: list[str],
+        rel: np.ndarray,
+        descriptions: list[str] | None = None,
+    ) -> None:
+        """Add many distinct relations at once, between ``ids`` (added as bare entities when new).
+
+        ``src``/``dst`` index ``ids``; ``rel`` indexes ``relation_labels``. The
+        caller guarantees no (source, label, target) repeats, here or in the
+        graph already: this is the loaders' fast path, not a merge.
+        """
+        s = self._store
+        s.commit()
+        index = s.index
+        node = np.empty(len(ids), dtype=np.int64)
+        if not index and len(set(ids)) == len(ids):  # a new graph: the ids are the nodes, in order
+            s.ids = list(ids)
+            s.index = dict(zip(s.ids, range(len(s.ids))))
+            s.names = list(s.ids)
+            s.types = ["entity"] * len(ids)
+            s.descriptions = [""] * len(ids)
+            s.aliases = [()] * len(ids)
+            node = np.arange(len(ids), dtype=np.int64)
+            ids = []
+        for k, eid in enumerate(ids):
+            i = index.get(eid)
+            if i is None:  # a bare entity, as add_relation would add it
+                i = index[eid] = len(s.ids)
+                s.ids.append(eid)
+                s.names.append(eid)
+                s.types.append("entity")
+                s.descriptions.append("")
+                s.aliases.append(())
+            node[k] = i
+        codes = []
+        for label in relation_labels:
+            code = s.rel_code.get(label)
+            if code is None:
+                code = s.rel_code[label] = len(s.rel_labels)
+                s.rel_labels.append(label)
+            codes.append(code)
+        rel_map = np.asarray(codes, dtype=np.int64)
+        start = len(s.src)
+        s.src = np.concatenate([s.src, node[src]])
+        s.dst = np.concatenate([s.dst, node[dst]])
+        s.rel = np.concatenate([s.rel, rel_map[rel]])
+        if descriptions is not None and any(descriptions):
+            if s.edge_desc is None:
+                s.edge_desc = [""] * start
+            s.edge_desc.extend(descriptions)
+        elif s.edge_desc is not None:
+            s.edge_desc.extend([""] * len(src))
+        s.edge_at = None
+        s.changed()
 
     def add_text_unit(self, unit_id: str, text: str, entity_ids: Iterable[str] = ()) -> None:
+        s = self._store
         unit = TextUnit(str(unit_id), text, tuple(str(e) for e in entity_ids))
-        self.text_units[unit.id] = unit
+        s.text_units[unit.id] = unit
         for eid in unit.entity_ids:
-            self._units_by_entity.setdefault(eid, []).append(unit.id)
+            s.units_by_entity.setdefault(eid, []).append(unit.id)
 
     def add_community(
         self, community_id: str, title: str, entity_ids: Iterable[str], summary: str = "", level: int = 0
     ) -> None:
-        self.communities[str(community_id)] = Community(
-            str(community_id), title, tuple(str(e) for e in entity_ids), summary, level
-        )
+        s = self._store
+        s.communities[str(community_id)] = Community(str(community_id), title, tuple(str(e) for e in entity_ids), summary, level)
+        s.community_source = None
+        s.changed()
 
     def compute_communities(self, seed: int = 0, resolution: float = 1.0) -> None:
-        """Fill :attr:`communities` with seeded Louvain communities of the undirected graph."""
-        self.communities.clear()
-        undirected = nx.Graph(self.graph.to_undirected(as_view=True))
-        # Louvain iterates over sets of nodes; for string ids that order follows
-        # Python's per-process hash seed, so the same seed would give different
-        # communities in different runs. Integer labels hash to themselves.
-        order = list(self.graph.nodes)
-        index = {node: i for i, node in enumerate(order)}
-        numbered = nx.Graph()
-        numbered.add_nodes_from(range(len(order)))
-        numbered.add_edges_from(sorted(tuple(sorted((index[u], index[v]))) for u, v in undirected.edges()))
-        parts_numbered = nx.community.louvain_communities(numbered, seed=seed, resolution=resolution)
-        parts = sorted((sorted(order[i] for i in p) for p in parts_numbered), key=lambda p: (-len(p), p[0]))
-        for i, members in enumerate(parts):
-            by_degree = sorted(members, key=lambda m: (-undirected.degree(m), m))
-            title = "Community of " + ", ".join(self.graph.nodes[m].get("name", m) for m in by_degree[:3])
-            self.add_community(f"C{i}", title, members, self._community_summary(by_degree))
+        """Fill :attr:`communities` with seeded Louvain communities of the undirected graph (replacing any)."""
+        from .communities import louvain_communities
 
-    def _community_summary(self, members_by_degree: list[str], per_type: int = 12) -> str:
-        """Members grouped by type, best-connected first, so a reader can tell what the community is about."""
-        groups: dict[str, list[str]] = {}
-        for m in members_by_degree:
-            data = self.graph.nodes[m]
-            groups.setdefault(data.get("type", "entity"), []).append(data.get("name", m))
-        parts = []
-        for type_, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            more = f" and {len(names) - per_type} more" if len(names) > per_type else ""
-            parts.append(f"{type_} ({len(names)}): " + ", ".join(names[:per_type]) + more)
-        return f"{len(members_by_degree)} entities. " + "; ".join(parts) + "."
+        s = self._store
+        s.communities.clear()
+        s.community_source = None
+        for com in louvain_communities(self, seed=seed, resolution=resolution):
+            s.communities[com.id] = com
+        s.changed()
+
+    @property
+    def communities_ready(self) -> bool:
+        """Whether reading :attr:`communities` is free (loaded, or already computed), i.e. triggers no Louvain."""
+        return self._store.community_source is None
+
+    # ------------------------------------------------------------ stored collections
+    @property
+    def text_units(self) -> dict[str, TextUnit]:
+        """Every text unit by id, unfiltered (read them through :meth:`text_unit` to honour a filter)."""
+        return self._store.text_units
+
+    @property
+    def communities(self) -> dict[str, Community]:
+        """Every community by id, unfiltered. Reading it may compute them (once; see ``load_kg``)."""
+        s = self._store
+        if s.community_source is not None:
+            with s.lock:
+                source, s.community_source = s.community_source, None
+                if source is not None:
+                    source(self._base())
+                    s.changed()
+        return s.communities
+
+    def _base(self) -> "KnowledgeGraph":
+        if self.graph_filter is None:
+            return self
+        base = KnowledgeGraph.__new__(KnowledgeGraph)
+        base._store, base.name, base.graph_filter = self._store, self.name, None
+        return base
+
+    @property
+    def graph(self) -> "nx.MultiDiGraph":
+        """The graph as a :class:`networkx.MultiDiGraph`, built on first access (a copy: edit ``kg``, not this).
+
+        On a filtered view, hidden entities are left out (a read-only subgraph view).
+        """
+        import networkx as nx
+
+        s = self._store
+        with s.lock:
+            if s._nx is None or s._nx_version != s.version:
+                g = nx.MultiDiGraph()
+                for i, eid in enumerate(s.ids):
+                    g.add_node(eid, name=s.names[i], type=s.types[i], description=s.descriptions[i], aliases=s.aliases[i])
+                s.commit()
+                for e, (u, v, r) in enumerate(zip(s.src.tolist(), s.dst.tolist(), s.rel.tolist())):
+                    label = s.rel_labels[r]
+                    g.add_edge(s.ids[u], s.ids[v], key=label, relation=label, description=s.desc(e))
+                s._nx, s._nx_version = g, s.version
+            full = s._nx
+        if self.graph_filter is None or not self.graph_filter.hidden:
+            return full
+        hidden = self.graph_filter.hidden
+        return nx.subgraph_view(full, filter_node=lambda n: n not in hidden)
 
     # ------------------------------------------------------------ views
     def filtered(self, graph_filter: GraphFilter | None) -> "KnowledgeGraph":
@@ -149,69 +421,152 @@ class KnowledgeGraph:
 
         Hidden entities vanish (with their edges and the text units that
         mention them); masked ones keep id and edges but lose name, description
-        and text; text-blocked ones keep structure but lose text.
+        and text; text-blocked ones keep structure but lose text. Creating a
+        view copies nothing.
         """
         if graph_filter is None or graph_filter.is_empty:
-            return self
-        hidden = graph_filter.hidden
-        view = nx.subgraph_view(self.graph, filter_node=lambda n: n not in hidden)
-        return KnowledgeGraph(
-            graph=view,  # type: ignore[arg-type]
-            text_units=self.text_units,
-            communities=self.communities,
-            name=self.name,
-            graph_filter=graph_filter,
-            _units_by_entity=self._units_by_entity,
-        )
+            return self if self.graph_filter is None else self._base()
+        view = KnowledgeGraph.__new__(KnowledgeGraph)
+        view._store, view.name, view.graph_filter = self._store, self.name, graph_filter
+        return view
+
+    def _hidden(self) -> frozenset[str]:
+        f = self.graph_filter
+        return f.hidden if f is not None else frozenset()
 
     # ------------------------------------------------------------ reading
     def __contains__(self, entity_id: object) -> bool:
-        return entity_id in self.graph
+        return entity_id in self._store.index and entity_id not in self._hidden()
 
     def __len__(self) -> int:
-        return self.graph.number_of_nodes()
+        n = len(self._store.ids)
+        if self.graph_filter is not None and self.graph_filter.hidden:
+            n -= self._store.for_filter(self.graph_filter)["n_hidden"]
+        return n
 
     def entity_ids(self) -> Iterator[str]:
-        return iter(self.graph.nodes)
+        hidden = self._hidden()
+        if not hidden:
+            return iter(self._store.ids)
+        return (e for e in self._store.ids if e not in hidden)
+
+    def _record(self, i: int) -> EntityRecord:
+        s = self._store
+        eid = s.ids[i]
+        f = self.graph_filter
+        if f is not None and eid in f.masked:
+            return EntityRecord(eid, f.masked_name(eid), s.types[i], "", ())
+        description = s.descriptions[i]
+        if f is not None and eid in f.text_blocked:
+            description = ""
+        return EntityRecord(eid, s.names[i], s.types[i], description, s.aliases[i])
 
     def entity(self, entity_id: str) -> EntityRecord | None:
         """The entity as the current view shows it, or ``None`` if it is not visible."""
-        if entity_id not in self.graph:
+        i = self._store.index.get(entity_id)
+        if i is None or entity_id in self._hidden():
             return None
-        data = self.graph.nodes[entity_id]
-        f = self.graph_filter
-        if f is not None and entity_id in f.masked:
-            return EntityRecord(entity_id, f.masked_name(entity_id), data.get("type", "entity"), "", ())
-        description = data.get("description", "")
-        if f is not None and entity_id in f.text_blocked:
-            description = ""
-        return EntityRecord(
-            entity_id, data.get("name", entity_id), data.get("type", "entity"), description, tuple(data.get("aliases", ()))
-        )
+        return self._record(i)
 
     def entities(self) -> Iterator[EntityRecord]:
-        for eid in self.graph.nodes:
-            record = self.entity(eid)
-            if record is not None:
-                yield record
+        hidden = self._hidden()
+        for i, eid in enumerate(self._store.ids):
+            if eid not in hidden:
+                yield self._record(i)
+
+    def _relation(self, e: int) -> Relation:
+        s = self._store
+        return Relation(s.ids[s.src[e]], s.rel_labels[s.rel[e]], s.ids[s.dst[e]], s.desc(e))
 
     def relations(self) -> Iterator[Relation]:
-        for s, t, data in self.graph.edges(data=True):
-            yield Relation(s, data.get("relation", ""), t, data.get("description", ""))
+        s = self._store
+        out_ptr, out_edges, _, _ = s.csr()
+        hidden = self._hidden()
+        ids, labels = s.ids, s.rel_labels
+        src, dst, rel = s.src.tolist(), s.dst.tolist(), s.rel.tolist()
+        for e in out_edges.tolist():
+            u, v = ids[src[e]], ids[dst[e]]
+            if hidden and (u in hidden or v in hidden):
+                continue
+            yield Relation(u, labels[rel[e]], v, s.desc(e))
+
+    def _incident(self, entity_id: str, outgoing: bool) -> list[Relation]:
+        s = self._store
+        i = s.index.get(entity_id)
+        hidden = self._hidden()
+        if i is None or entity_id in hidden:
+            return []
+        out_ptr, out_edges, in_ptr, in_edges = s.csr()
+        ptr, edges, other = (out_ptr, out_edges, s.dst) if outgoing else (in_ptr, in_edges, s.src)
+        found = edges[ptr[i] : ptr[i + 1]]
+        if hidden:
+            mask = s.for_filter(self.graph_filter)["hidden_mask"]  # type: ignore[arg-type]
+            found = found[~mask[other[found]]]
+        return [self._relation(e) for e in found.tolist()]
 
     def out_relations(self, entity_id: str) -> list[Relation]:
-        if entity_id not in self.graph:
-            return []
-        return [Relation(entity_id, d.get("relation", ""), t, d.get("description", "")) for _, t, d in self.graph.out_edges(entity_id, data=True)]
+        return self._incident(entity_id, True)
 
     def in_relations(self, entity_id: str) -> list[Relation]:
-        if entity_id not in self.graph:
-            return []
-        return [Relation(s, d.get("relation", ""), entity_id, d.get("description", "")) for s, _, d in self.graph.in_edges(entity_id, data=True)]
+        return self._incident(entity_id, False)
+
+    def degree(self, entity_id: str) -> int:
+        """Edges in and out (a self-loop counts twice), among visible entities."""
+        s = self._store
+        i = s.index.get(entity_id)
+        hidden = self._hidden()
+        if i is None or entity_id in hidden:
+            return 0
+        out_ptr, out_edges, in_ptr, in_edges = s.csr()
+        if not hidden:
+            return int(out_ptr[i + 1] - out_ptr[i] + in_ptr[i + 1] - in_ptr[i])
+        mask = s.for_filter(self.graph_filter)["hidden_mask"]  # type: ignore[arg-type]
+        out = out_edges[out_ptr[i] : out_ptr[i + 1]]
+        inc = in_edges[in_ptr[i] : in_ptr[i + 1]]
+        return int((~mask[s.dst[out]]).sum() + (~mask[s.src[inc]]).sum())
+
+    def neighbor_indices(self, i: int) -> np.ndarray:
+        """Integer ids of the entities linked to integer id ``i`` either way (unfiltered; for graph walks)."""
+        s = self._store
+        out_ptr, out_edges, in_ptr, in_edges = s.csr()
+        return np.concatenate([s.dst[out_edges[out_ptr[i] : out_ptr[i + 1]]], s.src[in_edges[in_ptr[i] : in_ptr[i + 1]]]])
+
+    def hop_distances(
+        self, sources: Iterable[str], max_depth: int | None = None, until: Collection[str] | None = None
+    ) -> dict[str, int]:
+        """Undirected hop counts from ``sources`` (breadth-first, stopping after ``max_depth`` hops,
+        or once every entity in ``until`` is reached).
+
+        Honours the view's hidden set. This is what the ablations need instead
+        of a whole-graph Dijkstra: the walk touches only what lies within reach.
+        """
+        s = self._store
+        out_ptr, out_edges, in_ptr, in_edges = s.csr()
+        hidden_mask = s.for_filter(self.graph_filter)["hidden_mask"] if self.graph_filter is not None and self.graph_filter.hidden else None
+        dist = np.full(len(s.ids), -1, dtype=np.int64)
+        frontier = np.unique(np.asarray([s.index[e] for e in sources if e in self], dtype=np.int64))
+        dist[frontier] = 0
+        depth = 0
+        wanted = np.asarray([s.index[e] for e in until if e in s.index], dtype=np.int64) if until is not None else None
+        while len(frontier) and (max_depth is None or depth < max_depth):
+            if wanted is not None and (dist[wanted] >= 0).all():
+                break
+            depth += 1
+            outs = [out_edges[out_ptr[i] : out_ptr[i + 1]] for i in frontier.tolist()]
+            ins = [in_edges[in_ptr[i] : in_ptr[i + 1]] for i in frontier.tolist()]
+            nxt = np.concatenate([s.dst[np.concatenate(outs)], s.src[np.concatenate(ins)]]) if outs else _EMPTY_I64
+            nxt = np.unique(nxt)
+            nxt = nxt[dist[nxt] < 0]
+            if hidden_mask is not None:
+                nxt = nxt[~hidden_mask[nxt]]
+            dist[nxt] = depth
+            frontier = nxt
+        reached = np.flatnonzero(dist >= 0)
+        return {s.ids[i]: int(dist[i]) for i in reached.tolist()}
 
     def text_unit(self, unit_id: str) -> TextUnit | None:
         """The text unit, or ``None`` if missing or withheld by the current view."""
-        unit = self.text_units.get(unit_id)
+        unit = self._store.text_units.get(unit_id)
         if unit is None:
             return None
         f = self.graph_filter
@@ -221,9 +576,9 @@ class KnowledgeGraph:
 
     def text_units_for(self, entity_id: str) -> list[TextUnit]:
         """The visible text units that mention ``entity_id``."""
-        if entity_id not in self.graph:
+        if entity_id not in self:
             return []
-        units = (self.text_unit(uid) for uid in self._units_by_entity.get(entity_id, ()))
+        units = (self.text_unit(uid) for uid in self._store.units_by_entity.get(entity_id, ()))
         return [u for u in units if u is not None]
 
     def community(self, community_id: str) -> Community | None:
@@ -237,31 +592,113 @@ class KnowledgeGraph:
         if com is None:
             return None
         f = self.graph_filter
-        if f is None or not (f.hidden | f.masked | f.text_blocked) & set(com.entity_ids):
+        if f is None or community_id not in self._store.for_filter(f)["touched"]:
             return com
         members = tuple(e for e in com.entity_ids if e not in f.hidden)
         return Community(com.id, f"Community {com.id}", members, "", com.level)
 
+    def community_touched(self, community_id: str) -> bool:
+        """Whether the view's filter hides, masks or text-blocks a member of the community."""
+        f = self.graph_filter
+        return f is not None and community_id in self._store.for_filter(f)["touched"]
+
     def communities_of(self, entity_id: str) -> list[Community]:
-        return [c for c in (self.community(cid) for cid in self.communities) if c is not None and entity_id in c.entity_ids]
+        """The communities the entity belongs to, as the view shows them (none if it is hidden)."""
+        self.communities  # noqa: B018 - computes them on first use
+        if entity_id in self._hidden():
+            return []
+        found = (self.community(cid) for cid in self._store.communities_by_entity().get(entity_id, ()))
+        return [c for c in found if c is not None and entity_id in c.entity_ids]
 
-    def degree(self, entity_id: str) -> int:
-        return int(self.graph.degree(entity_id)) if entity_id in self.graph else 0
+    # ------------------------------------------------------------ search
+    def entity_index(self) -> "EntityIndex":
+        """The search index over every entity, built on first use and after any change."""
+        from .search import EntityIndex
 
-    def describe(self) -> dict[str, Any]:
-        """Counts of what the graph holds, for ``graphtrail kg info``."""
+        s = self._store
+        with s.lock:
+            if s._index is None or s._index_version != s.version:
+                s._index = EntityIndex(s.ids, s.names, s.types, s.aliases)
+                s._index_version = s.version
+            return s._index
+
+    def search_entities(self, query: str, *, type: str | None = None, limit: int = 10) -> list[tuple[EntityRecord, float, str]]:
+        """Visible entities matching ``query``, best first (see :func:`graphtrail.agents.tools.search_entity_records`)."""
+        index = self.entity_index()
+        s = self._store
+        f = self.graph_filter
+        visible = None
+        extra: list[tuple[int, str]] = []
+        if f is not None and (f.hidden or f.masked):
+            derived = s.for_filter(f)
+            visible = derived.get("search_visible")
+            if visible is None:
+                visible = ~derived["hidden_mask"]
+                masked = [i for e in f.masked if (i := s.index.get(e)) is not None and e not in f.hidden]
+                visible[masked] = False
+                derived["search_visible"] = visible
+                derived["search_masked"] = sorted(masked)
+            extra = [(i, f.masked_name(s.ids[i])) for i in derived["search_masked"]]
+        return index.search(query, visible=visible, extra=extra, type=type, limit=limit, record=self.entity)
+
+    # ------------------------------------------------------------ summary
+    def describe(self, *, communities: bool = False) -> dict[str, Any]:
+        """Counts of what the graph holds, for ``graphtrail kg info``.
+
+        Communities are counted only when known already or when
+        ``communities=True`` (which computes them if needed): on a large graph
+        Louvain is the slowest thing graphtrail does.
+        """
+        s = self._store
+        s.commit()
         types: dict[str, int] = {}
-        for _, data in self.graph.nodes(data=True):
-            types[data.get("type", "entity")] = types.get(data.get("type", "entity"), 0) + 1
+        for t in s.types:
+            types[t] = types.get(t, 0) + 1
         rels: dict[str, int] = {}
-        for _, _, data in self.graph.edges(data=True):
-            rels[data.get("relation", "")] = rels.get(data.get("relation", ""), 0) + 1
-        return {
+        hidden = self._hidden()
+        relations = self.number_of_relations()
+        counts = np.bincount(s.rel, minlength=len(s.rel_labels)) if not hidden else None
+        if counts is not None:
+            for label, n in zip(s.rel_labels, counts.tolist()):
+                if n:
+                    rels[label] = rels.get(label, 0) + n
+        else:
+            for r in self.relations():
+                rels[r.relation] = rels.get(r.relation, 0) + 1
+        info: dict[str, Any] = {
             "name": self.name,
-            "entities": self.graph.number_of_nodes(),
-            "relations": self.graph.number_of_edges(),
-            "text_units": len(self.text_units),
-            "communities": len(self.communities),
-            "entity_types": dict(sorted(types.items(), key=lambda kv: -kv[1])),
-            "relation_types": dict(sorted(rels.items(), key=lambda kv: -kv[1])),
+            "entities": len(self),
+            "relations": relations,
+            "text_units": len(s.text_units),
         }
+        if communities or self.communities_ready:
+            info["communities"] = len(self.communities)
+        else:
+            info["communities"] = "not computed (--communities computes them)"
+        info["entity_types"] = dict(sorted(types.items(), key=lambda kv: -kv[1]))
+        info["relation_types"] = dict(sorted(rels.items(), key=lambda kv: -kv[1]))
+        return info
+
+    def number_of_relations(self) -> int:
+        if not self._hidden():
+            return self._store.n_edges()
+        return sum(1 for _ in self.relations())
+
+    def content_hash(self) -> str:
+        """A digest of entities (ids, names, types) and relations: what a derived cache is keyed by."""
+        import hashlib
+
+        s = self._store
+        s.commit()
+        h = hashlib.sha256()
+        for column in (s.ids, s.names, s.types, s.rel_labels):
+            h.update("\x1f".join(column).encode("utf-8", "surrogatepass"))
+            h.update(b"\x1e")
+        for array in (s.src, s.dst, s.rel):
+            h.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
+        return h.hexdigest()
+
+
+def mapping_of(kg: KnowledgeGraph) -> Mapping[str, int]:
+    """Entity id -> integer node id of ``kg`` (for code that walks arrays)."""
+    return kg._store.index

@@ -20,13 +20,13 @@ See docs/datasets.md for the formats with examples.
 
 from __future__ import annotations
 
-import csv
 import functools
 import gzip
 import json
 import math
 import os
 import zlib
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -38,6 +38,8 @@ import networkx as nx
 
 from .._jsonread import JSONInputError
 from .._jsonread import loads as json_loads
+from .communities import lazy_communities
+from .delimited import delimiter_name, fast_columns, read_bytes, read_records, read_text, sniff_delimiter
 from .kg import KGError, KnowledgeGraph
 
 __all__ = [
@@ -166,6 +168,7 @@ def load_kg(
     communities: bool = True,
     seed: int = 0,
     resolution: float = 1.0,
+    cache_communities: bool = True,
 ) -> KnowledgeGraph:
     """Load a knowledge graph from a bundled name or a path, detecting the format.
 
@@ -175,8 +178,10 @@ def load_kg(
     :class:`KnowledgeGraph` is returned unchanged.
     ``format``: force ``"triples"``, ``"node-link"``, ``"graphml"`` or ``"graphrag"``.
     ``entities``: an entity table for triples (else a sibling file is looked for).
-    ``communities``: compute seeded Louvain communities (``seed``,
-    ``resolution``) when the source has none.
+    ``communities``: when the source has none, seeded Louvain communities
+    (``seed``, ``resolution``) are computed the first time something reads
+    them, and cached beside the file (``cache_communities``); see
+    :mod:`graphtrail.agents.communities`.
     """
     if isinstance(source, KnowledgeGraph):
         return source
@@ -203,7 +208,7 @@ def load_kg(
         raise KGError(f"{path}: unknown format {fmt!r}; expected triples, node-link, graphml or graphrag")
     kg.name = name or _stem(path)
     if communities and not kg.communities and len(kg):
-        kg.compute_communities(seed=seed, resolution=resolution)
+        kg._store.community_source = lazy_communities(path if cache_communities else None, seed=seed, resolution=resolution)
     return kg
 
 
@@ -231,41 +236,15 @@ _RELATION_NAMES = {"relation", "predicate", "rel", "r", "p", "label", "edge", "t
 _TAIL_NAMES = {"tail", "object", "target", "dst", "to", "t", "o", "tail_id", "object_id"}
 
 
-def _sniff_delimiter(path: Path, first_line: str) -> str:
-    suffix = path.suffix.lower()
-    if suffix in (".tsv", ".tab"):
-        return "\t"
-    for delimiter in ("\t", "|", ","):
-        if delimiter in first_line:
-            return delimiter
-    return "\t" if suffix != ".csv" else ","
-
-
 def _read_rows(path: Path, delimiter: str | None = None) -> tuple[list[tuple[int, list[str]]], str]:
-    """Non-blank, non-comment rows with their 1-based line numbers."""
-    try:
-        text = _maybe_gunzip(path.read_bytes(), path.name).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = _maybe_gunzip(path.read_bytes())[: exc.start].count(b"\n") + 1
-        raise KGError(f"{path.name} line {line}: expected UTF-8 text ({exc.reason})") from None
-    lines = text.splitlines()
-    first = next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")), "")
-    delimiter = delimiter or _sniff_delimiter(path, first)
-    quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
-    rows: list[tuple[int, list[str]]] = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        try:
-            cells = next(csv.reader([line], delimiter=delimiter, quoting=quoting))
-        except csv.Error as exc:
-            raise KGError(f"{path.name} line {lineno}: malformed {_delimiter_name(delimiter)} row ({exc})") from None
-        rows.append((lineno, [c.strip() for c in cells]))
-    return rows, delimiter
+    """Non-blank, non-comment records with the 1-based line each starts on (see :mod:`.delimited`)."""
+    text = read_text(path)
+    delimiter = delimiter or sniff_delimiter(path, text)
+    return read_records(path, text, delimiter), delimiter
 
 
 def _delimiter_name(delimiter: str) -> str:
-    return {"\t": "tab-separated", ",": "comma-separated", "|": "pipe-separated"}.get(delimiter, repr(delimiter))
+    return delimiter_name(delimiter)
 
 
 def _is_triples_header(cells: Sequence[str]) -> bool:
@@ -284,6 +263,24 @@ def find_entity_table(path: Path) -> Path | None:
     return None
 
 
+_ENTITY_COLUMNS = ("id", "name", "type", "description", "aliases")
+
+
+class KGWarning(UserWarning):
+    """Something in a graph file was not loaded (e.g. columns graphtrail does not read); the message says what."""
+
+
+def _warn_unread_columns(path: Path, lineno: int, header: Sequence[str], used: Sequence[int], reads: str) -> None:
+    unread = [f"{c!r}" for i, c in enumerate(header) if i not in used]
+    if unread:
+        warnings.warn(
+            f"{path.name} line {lineno}: column{'s' if len(unread) > 1 else ''} {', '.join(unread)} not loaded "
+            f"(graphtrail reads {reads})",
+            KGWarning,
+            stacklevel=3,
+        )
+
+
 def _read_entity_table(path: Path) -> list[dict[str, Any]]:
     rows, _ = _read_rows(path)
     if not rows:
@@ -295,6 +292,7 @@ def _read_entity_table(path: Path) -> list[dict[str, Any]]:
             f"{path.name} line {lineno}: expected a header row with an 'id' column "
             f"(and optionally name, type, description, aliases), got {header!r}"
         )
+    _warn_unread_columns(path, lineno, header, [i for i, c in enumerate(columns) if c in _ENTITY_COLUMNS], ", ".join(_ENTITY_COLUMNS))
     out: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for lineno, cells in rows[1:]:
@@ -320,17 +318,25 @@ def _read_entity_table(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def load_triples(path: PathLike, *, entities: PathLike | None = None, delimiter: str | None = None) -> KnowledgeGraph:
+#: Triples files at least this large try the pyarrow reader first (see :mod:`.delimited`).
+FAST_PATH_BYTES = 1 << 20
+
+
+def load_triples(
+    path: PathLike, *, entities: PathLike | None = None, delimiter: str | None = None, fast: bool | None = None
+) -> KnowledgeGraph:
     """Triples ``head, relation, tail`` (tab, pipe or comma separated; header row optional).
 
-    A fourth column is read as the relation's description. Heads and tails are
-    entity ids when an entity table knows them (by id, else by unique name),
-    otherwise the text itself is both id and name (as in MetaQA's ``kb.txt``).
+    A fourth column is read as the relation's description (with a header: the
+    column named ``description``; other extra columns are reported with a
+    :class:`KGWarning`). Heads and tails are entity ids when an entity table
+    knows them (by id, else by unique name), otherwise the text itself is both
+    id and name (as in MetaQA's ``kb.txt``). ``fast``: use the pyarrow reader
+    (default: for files of :data:`FAST_PATH_BYTES` or more); it gives the same
+    graph, and falls back to the exact reader whenever it cannot.
     """
     path = Path(path)
-    rows, delimiter = _read_rows(path, delimiter)
     kg = KnowledgeGraph(name=_stem(path))
-
     table_path = Path(entities) if entities is not None else find_entity_table(path)
     by_name: dict[str, str | None] = {}
     if table_path is not None:
@@ -342,24 +348,33 @@ def load_triples(path: PathLike, *, entities: PathLike | None = None, delimiter:
             by_name[key] = None if key in by_name else record["id"]  # None marks an ambiguous name
 
     def resolve(value: str) -> str:
-        if value in kg.graph:
+        if value in kg:
             return value
         found = by_name.get(value.casefold())
         return found if found else value
 
+    raw = read_bytes(path)
+    if fast if fast is not None else len(raw) >= FAST_PATH_BYTES:
+        text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw)
+        plain = table_path is None  # no entity table: every value is its own id
+        if _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), None if plain else resolve):
+            return kg
+    text = read_text(path, raw)
+    delimiter = delimiter or sniff_delimiter(path, text)
+    rows = read_records(path, text, delimiter)
+
     columns = (0, 1, 2, 3)
-    if rows and _is_triples_header(rows[0][1]):
+    has_header = bool(rows) and _is_triples_header(rows[0][1])
+    if has_header:
         lineno, header = rows.pop(0)
-        low = [c.lower() for c in header]
-        description = next((i for i, c in enumerate(low) if c in ("description", "desc")), None)
-        columns = (0, 1, 2, description if description is not None else -1)
+        columns = _header_columns(path, lineno, header)
     if not rows:
         raise KGError(f"{path.name}: no triples; expected lines of head, relation, tail")
     for lineno, cells in rows:
-        if len(cells) < 3 or (columns == (0, 1, 2, 3) and len(cells) > 4):
+        if len(cells) < 3 or (not has_header and len(cells) > 4):
             raise KGError(
                 f"{path.name} line {lineno}: expected 3 columns (head, relation, tail)"
-                f"{' or 4 with a description' if columns == (0, 1, 2, 3) else ''} separated by "
+                f"{' or 4 with a description' if not has_header else ''} separated by "
                 f"{_delimiter_name(delimiter)[:-len('-separated')]}s, got {len(cells)}"
             )
         for index, label in zip(columns[:3], ("head", "relation", "tail")):
@@ -370,6 +385,97 @@ def load_triples(path: PathLike, *, entities: PathLike | None = None, delimiter:
         description = cells[desc_col] if 0 <= desc_col < len(cells) else ""
         kg.add_relation(resolve(head), relation, resolve(tail), description)
     return kg
+
+
+def _header_columns(path: Path, lineno: int, header: Sequence[str], warn: bool = True) -> tuple[int, int, int, int]:
+    low = [c.lower() for c in header]
+    description = next((i for i, c in enumerate(low) if c in ("description", "desc")), None)
+    used = [0, 1, 2] + ([description] if description is not None else [])
+    if warn:
+        _warn_unread_columns(path, lineno, header, used, "head, relation, tail and description")
+    return (0, 1, 2, description if description is not None else -1)
+
+
+def _first_appearance_codes(heads: Any, tails: Any) -> tuple[Any, Any, list[str]]:
+    """Integer codes for the values of two string columns, numbered in order of first appearance
+    in head, tail, head, tail, ... order (the order add_relation would create the nodes in)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(heads)
+    encoded = pc.dictionary_encode(pa.chunked_array(heads.chunks + tails.chunks)).combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    values = encoded.dictionary
+    first = np.full(len(values), np.iinfo(np.int64).max, dtype=np.int64)
+    for part, offset in ((codes[:n], 0), (codes[n:], 1)):
+        uniq, at = np.unique(part, return_index=True)
+        first[uniq] = np.minimum(first[uniq], 2 * at + offset)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[codes[:n]], rank[codes[n:]], values.take(pa.array(order)).to_pylist()
+
+
+def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: str, resolve: Any) -> bool:
+    """Load with pyarrow; ``False`` (nothing loaded) whenever the exact reader must decide."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    columns = fast_columns(raw, delimiter)
+    if columns is None or len(columns) < 3:
+        return False
+    first = [c[0].as_py() for c in columns]
+    desc_col = 3
+    skip = 0
+    if _is_triples_header(first):
+        header_line = raw[: len(raw) - len(raw.lstrip(b"\r\n"))].count(b"\n") + 1
+        _, _, _, desc_col = _header_columns(path, header_line, first, warn=False)
+        skip = 1
+    elif len(columns) > 4:
+        return False
+    n = len(columns[0]) - skip
+    if n <= 0:
+        return False
+    heads, relations, tails = (columns[i].slice(skip) for i in range(3))
+    for column in (heads, relations, tails):
+        if pc.min(pc.utf8_length(column)).as_py() == 0:  # an empty cell: the exact reader names its line
+            return False
+    src, dst, ids = _first_appearance_codes(heads, tails)
+    rel_encoded = pc.dictionary_encode(relations).combine_chunks()
+    rel_codes = rel_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    rel_labels = rel_encoded.dictionary.to_pylist()
+    descriptions = columns[desc_col].slice(skip).to_pylist() if 0 <= desc_col < len(columns) else None
+    if resolve is not None:
+        # Two raw values may name the same entity (its id and its name): number the resolved ids again.
+        ids = [resolve(v) for v in ids]
+        renumber: dict[str, int] = {}
+        node_of = np.fromiter((renumber.setdefault(e, len(renumber)) for e in ids), dtype=np.int64, count=len(ids))
+        u, v, n_nodes = node_of[src], node_of[dst], len(renumber)
+    else:
+        u, v, n_nodes = src, dst, len(ids)
+    n_rel = max(len(rel_labels), 1)
+    if n_nodes and n_nodes * n_nodes * n_rel < 2**62:
+        key = (u * n_rel + rel_codes) * n_nodes + v
+        _, first_at = np.unique(key, return_index=True)
+        duplicates = len(first_at) < n
+    else:  # pragma: no cover - astronomically large graphs
+        first_at, duplicates = None, True
+    if duplicates:
+        if first_at is None:
+            return False
+        # The same triple more than once: like add_relation, keep the first edge and the last description.
+        first_at = np.sort(first_at)
+        if descriptions is not None:
+            last: dict[int, int] = {}
+            for i, k in enumerate(key.tolist()):
+                last[k] = i
+            descriptions = [descriptions[last[k]] for k in key[first_at].tolist()]
+        src, dst, rel_codes = src[first_at], dst[first_at], rel_codes[first_at]
+    kg.add_relations_bulk(ids, src, dst, rel_labels, rel_codes, descriptions)
+    if skip:
+        _header_columns(path, header_line, first)  # warns about columns it does not read
+    return True
 
 
 # --------------------------------------------------------------------------- node-link JSON
@@ -685,7 +791,7 @@ def load_graphrag(folder: PathLike) -> KnowledgeGraph:
         for column in ("source", "target"):
             value = _cell(row.get(column))
             value = str(value) if value is not None else ""
-            eid = by_title.get(value) or (value if value in kg.graph else None)
+            eid = by_title.get(value) or (value if value in kg else None)
             if eid is None:
                 raise KGError(
                     f"{files['relationships'].name} row {row_no}, column '{column}': {value!r} is not an entity "
@@ -701,7 +807,7 @@ def load_graphrag(folder: PathLike) -> KnowledgeGraph:
         for row in units.to_dict("records"):
             uid = str(row["id"])
             linked = _id_list(row.get("entity_ids")) if "entity_ids" in units.columns else []
-            linked = [e for e in linked if e in kg.graph] or units_from_entities.get(uid, [])
+            linked = [e for e in linked if e in kg] or units_from_entities.get(uid, [])
             kg.add_text_unit(uid, str(_cell(row.get("text")) or ""), linked)
 
     if "communities" in files:
@@ -712,7 +818,7 @@ def load_graphrag(folder: PathLike) -> KnowledgeGraph:
         coms = _read_parquet(pd, files["communities"], [("community", "id")])
         for row in coms.to_dict("records"):
             cid = str(_cell(row.get("community")) if _cell(row.get("community")) is not None else row["id"])
-            members = [e for e in _id_list(row.get("entity_ids")) if e in kg.graph]
+            members = [e for e in _id_list(row.get("entity_ids")) if e in kg]
             if not members:
                 members = sorted({end for r in _id_list(row.get("relationship_ids")) for end in rel_ends.get(r, ())})
             report = reports.get(cid, {})

@@ -23,7 +23,6 @@ act on (a ``ToolMessage`` with ``status="error"``), never an exception.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -31,6 +30,9 @@ from langchain_core.tools import BaseTool, ToolException, tool
 from rapidfuzz import fuzz, process, utils
 
 from .kg import Community, EntityRecord, KnowledgeGraph, Relation
+from .search import CODE_MAX_LEN, MIN_SCORE, RELATIVE_MARGIN, scan_entities  # noqa: F401 - re-exported
+from .search import code_hits as _code_hits  # noqa: F401 - the ranking rules live in .search
+from .search import label_scores as _label_scores  # noqa: F401
 from .views import active_filter
 
 __all__ = [
@@ -54,12 +56,6 @@ GRAPH_TOOL_NAMES = (
     SUBMIT_ANSWER,
 )
 
-#: ``search_entities``: a hit scores at least this (0-100, see :func:`search_entity_records`) ...
-MIN_SCORE = 75.0
-#: ... and at most this many points below the best hit, so an exact match is not padded with look-alikes.
-RELATIVE_MARGIN = 10.0
-#: Labels this short (ISO codes such as "OM", "en", "USA") match only as a whole word, never fuzzily.
-CODE_MAX_LEN = 3
 #: ``search_communities``: token-set similarity below this is noise.
 COMMUNITY_MIN_SCORE = 50.0
 
@@ -114,8 +110,11 @@ def _require_entity(view: KnowledgeGraph, entity_id: str) -> EntityRecord:
 def _community_title(view: KnowledgeGraph, com: Community) -> str:
     # Generated titles quote member names; under an ablation that touches the
     # community, fall back to a neutral title so no hidden/masked name leaks.
+    touched = getattr(view, "community_touched", None)
+    if touched is not None:
+        return f"Community {com.id}" if touched(com.id) else com.title
     f = view.graph_filter
-    if f is not None and (f.hidden | f.masked | f.text_blocked) & set(kg_members(view, com.id)):
+    if f is not None and any(e in f.hidden or e in f.masked or e in f.text_blocked for e in kg_members(view, com.id)):
         return f"Community {com.id}"
     return com.title
 
@@ -124,56 +123,6 @@ def kg_members(view: KnowledgeGraph, community_id: str) -> tuple[str, ...]:
     """All original members of a community (before filtering)."""
     com = view.communities.get(community_id)
     return com.entity_ids if com is not None else ()
-
-
-def _label_scores(query: str, labels: list[str]) -> list[float]:
-    """How well each (processed) label matches the (processed) query, 0-100.
-
-    The best of: whole-string similarity (typos: "Kenia" -> "Kenya"), token-sort
-    similarity x 0.95 (word order), and substring similarity x 0.9, the latter
-    only when the label's words are all words of the query ("Saudi Arabia" in
-    "saudi arabia share a border") or each query word starts a word of the label
-    ("Congo" in "Republic of the Congo", "Kenya" in "Kenyan shilling").
-    rapidfuzz's WRatio also scores any shared word ("Republic", "of", "Peso") or
-    any two-letter code inside the query ("om" in "colombo") as a partial match
-    worth 85-90, which made "Colombo" find Oman and Bolivia. Short labels
-    (codes) match only as a whole word: the whole query (any case) or, inside a
-    longer query, in capitals ("USA" in "the USA", not "is" in "What is"; see
-    :func:`_code_hits`).
-    """
-    if not labels:
-        return []
-    query_words = set(query.split())
-    whole = process.cdist([query], labels, scorer=fuzz.ratio)[0]
-    sort = process.cdist([query], labels, scorer=fuzz.token_sort_ratio)[0]
-    part = process.cdist([query], labels, scorer=fuzz.partial_ratio)[0]
-    scores = []
-    for i, label in enumerate(labels):
-        if len(label) <= CODE_MAX_LEN:
-            scores.append(100.0 if label == query else 0.0)
-            continue
-        label_words = label.split()
-        nested = set(label_words) <= query_words or all(any(w.startswith(q) for w in label_words) for q in query_words)
-        scores.append(max(float(whole[i]), 0.95 * float(sort[i]), 0.9 * float(part[i]) if nested else 0.0))
-    return scores
-
-
-def _code_hits(raw_query: str, codes: dict[str, list[tuple[str, int]]]) -> dict[tuple[str, int], float]:
-    """Short labels written as a whole word of a longer query: scored like a substring match (90).
-
-    A short *name* ("Lao") matches in any case; a short *alias* (a code) only
-    in capitals, so the English words among ISO 639 codes ("is", "am", "be")
-    do not match every question that contains them.
-    """
-    words = re.findall(r"[\w'-]+", raw_query)
-    capitals = {w for w in words if w.isupper()}
-    folded = {w.casefold() for w in words}
-    return {
-        (eid, i): 90.0
-        for code, refs in codes.items()
-        for eid, i in refs
-        if code in capitals or (i == 0 and code.casefold() in folded)
-    }
 
 
 def search_entity_records(
@@ -187,44 +136,14 @@ def search_entity_records(
     Junk hits are not harmless: every entity a tool returns counts as visited,
     feeds the visited-but-uncited set, and gets its own leave-one-out replay.
     Returns ``(entity, score, matched label)``; ties break by entity id so
-    results are deterministic.
+    results are deterministic. A backend with a ``search_entities`` method
+    (the in-memory graph's is indexed) answers; otherwise every visible entity
+    is scored (:func:`graphtrail.agents.search.scan_entities`).
     """
-    raw = (query or "").strip()
-    processed = utils.default_process(raw)
-    if not processed:
-        return []
-    wanted_type = type.strip().lower() if type else None
-    records: dict[str, EntityRecord] = {}
-    refs: list[tuple[str, int]] = []
-    labels: list[str] = []
-    codes: dict[str, list[tuple[str, int]]] = {}
-    for record in view.entities():
-        if wanted_type and record.type.lower() != wanted_type:
-            continue
-        records[record.id] = record
-        for i, label in enumerate((record.name, *record.aliases)):
-            refs.append((record.id, i))
-            labels.append(utils.default_process(label))
-            if len(label) <= CODE_MAX_LEN:
-                codes.setdefault(label, []).append((record.id, i))
-    scored = dict(zip(refs, _label_scores(processed, labels)))
-    for ref, score in _code_hits(raw, codes).items():
-        scored[ref] = max(scored[ref], score)
-    best: dict[str, tuple[float, int]] = {}
-    for (eid, i), score in scored.items():
-        if score >= MIN_SCORE and (score, -i) > best.get(eid, (-1.0, 0)):
-            best[eid] = (score, -i)
-    if not best:
-        return []
-    top = max(score for score, _ in best.values())
-    ranked = sorted(
-        ((eid, si) for eid, si in best.items() if si[0] >= top - RELATIVE_MARGIN), key=lambda kv: (-kv[1][0], kv[0])
-    )[:limit]
-
-    def label(eid: str, i: int) -> str:
-        return (records[eid].name, *records[eid].aliases)[i]
-
-    return [(records[eid], round(score, 1), label(eid, -neg_i)) for eid, (score, neg_i) in ranked]
+    indexed = getattr(view, "search_entities", None)
+    if indexed is not None:
+        return indexed(query, type=type, limit=limit)
+    return scan_entities(view.entities(), query, type=type, limit=limit)
 
 
 def search_text_units(view: KnowledgeGraph, query: str, *, limit: int = 5) -> list[tuple[str, float]]:

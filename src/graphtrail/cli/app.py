@@ -191,6 +191,7 @@ def traces(
 def kg_info(
     kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, or GraphRAG output folder.")],
     samples: Annotated[int, typer.Option("--samples", min=0, help="Sample entities to show.")] = 5,
+    communities: Annotated[bool, typer.Option("--communities", help="Count communities, computing them (Louvain, cached beside the file) if the graph has none.")] = False,
 ) -> None:
     """Load a knowledge graph in any supported format and print what it holds."""
     from .inputs import load_kg_arg
@@ -198,7 +199,7 @@ def kg_info(
 
     graph = load_kg_arg(kg)
     picked = [e for _, e in zip(range(samples), graph.entities())]
-    _console().print(kg_info_tables(graph.describe(), picked))
+    _console().print(kg_info_tables(graph.describe(communities=communities), picked))
 
 
 @kg_app.command("list")

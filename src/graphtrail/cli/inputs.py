@@ -47,7 +47,19 @@ def load_kg_arg(value: str) -> Any:
             "pass an existing file/folder (triples TSV/CSV, node-link JSON, GraphML, GraphRAG output) "
             "or a bundled name (graphtrail kg list)",
         )
-    return load_kg(value)
+    import warnings
+
+    from graphtrail.agents.loaders import KGWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", KGWarning)
+        kg = load_kg(value)
+    for w in caught:  # one line each, like errors; other warnings go on as usual
+        if issubclass(w.category, KGWarning):
+            print(f"graphtrail: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return kg
 
 
 def load_questions_arg(value: str, limit: int | None = None) -> list[Any]:

@@ -17,10 +17,8 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
-
-import networkx as nx
 
 from ..agents.kg import KnowledgeGraph
 from ..agents.views import GraphFilter
@@ -106,15 +104,42 @@ def random_removal_candidates(
     Falls back to every non-visited, non-cited entity when nothing lies within ``radius``.
     """
     excluded = set(baseline.visited) | set(baseline.citations)
-    undirected = kg.graph.to_undirected(as_view=True)
-    sources = [e for e in baseline.visited if e in kg.graph]
+    sources = [e for e in baseline.visited if e in kg]
     near: set[str] = set()
     if sources:
-        lengths = nx.multi_source_dijkstra_path_length(undirected, sources, cutoff=radius)
-        near = {n for n in lengths if n not in excluded}
+        near = {n for n in hop_distances(kg, sources, max_depth=radius) if n not in excluded}
     if near:
         return sorted(near)
     return sorted(e for e in kg.entity_ids() if e not in excluded)
+
+
+def hop_distances(
+    kg: KnowledgeGraph, sources: Iterable[str], *, max_depth: int | None = None, until: Collection[str] | None = None
+) -> dict[str, int]:
+    """Undirected hop counts from ``sources``: breadth-first, to ``max_depth`` or until all of ``until`` are reached.
+
+    Uses the backend's own walk when it has one (``hop_distances``); otherwise
+    walks ``out_relations``/``in_relations``. Entities it did not reach are
+    absent (unreachable, or beyond the bound).
+    """
+    walk = getattr(kg, "hop_distances", None)
+    if walk is not None:
+        return walk(sources, max_depth=max_depth, until=until)
+    dist = {e: 0 for e in sources if e in kg}
+    missing = set(until or ()) - set(dist)
+    frontier, depth = list(dist), 0
+    while frontier and (max_depth is None or depth < max_depth) and (until is None or missing):
+        depth += 1
+        nxt = []
+        for e in frontier:
+            for r in (*kg.out_relations(e), *kg.in_relations(e)):
+                for n in (r.source, r.target):
+                    if n not in dist:
+                        dist[n] = depth
+                        missing.discard(n)
+                        nxt.append(n)
+        frontier = nxt
+    return dist
 
 
 def _random_removal(
@@ -133,13 +158,14 @@ def _random_removal(
     pool = random_removal_candidates(baseline, kg)
     if not pool:
         return [], "no candidates"
-    undirected = kg.graph.to_undirected(as_view=True)
-    topics = [t for t in _topic_ids(baseline, question) if t in kg.graph]
-    hops: dict[str, int] = dict(nx.multi_source_dijkstra_path_length(undirected, topics)) if topics else {}
+    topics = [t for t in _topic_ids(baseline, question) if t in kg]
+    # One bounded walk per question: it stops once every entity whose hop count is compared is reached.
+    hops = hop_distances(kg, topics, until=set(pool) | set(cited)) if topics else {}
     far = len(kg) + 1
 
     def node_type(e: str) -> str:
-        return str(kg.graph.nodes[e].get("type", "entity")) if e in kg.graph else ""
+        record = kg.entity(e)
+        return record.type if record is not None else ""
 
     chosen: list[str] = []
     taken: set[str] = set()

@@ -1,0 +1,175 @@
+"""Reading delimited files (triples, entity tables): exact records and lines, and a fast path for large files.
+
+Two readers, one result:
+
+- :func:`read_records` parses with the :mod:`csv` module over the text split
+  at ``\\n``/``\\r`` only, so a form feed or U+2028 inside a description is
+  data, not a line break, and a quoted newline in a CSV cell is part of the
+  cell. Every record carries the line it *starts* on, which is what an error
+  message names. Blank lines and lines starting with ``#`` are skipped; an
+  unterminated quote is an error, not a cell that swallows the rest of the file.
+- :func:`fast_columns` parses with pyarrow (multi-threaded, in C++) and is
+  used for large triples files. It declines (returns ``None``) whenever its
+  result could differ from :func:`read_records` (comments, NULs, ragged
+  rows, whitespace-only lines, empty cells, any parse error), and the exact
+  reader then runs and names the line. It strips cells of exactly the
+  characters ``str.strip()`` strips.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .kg import KGError
+
+__all__ = ["read_text", "sniff_delimiter", "read_records", "fast_columns", "delimiter_name", "Records"]
+
+Records = list[tuple[int, list[str]]]
+
+# Leading "#" (after spaces/tabs) on some line: a comment, which pyarrow has no notion of.
+_COMMENT = re.compile(rb"(?:^|[\n\r])[ \t]*#")
+def _needs_exact_reader(raw: bytes) -> bool:
+    """Comment lines or NULs: ``in`` scans (memchr) first, the regex only when a ``#`` is present."""
+    return b"\x00" in raw or (b"#" in raw and _COMMENT.search(raw) is not None)
+
+
+#: Exactly what Python's ``str.strip()`` removes, so both readers strip cells alike.
+PY_WHITESPACE = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+
+
+def read_bytes(path: Path) -> bytes:
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise KGError(f"{path.name}: damaged gzip data ({exc})") from None
+    return raw
+
+
+def read_text(path: Path, raw: bytes | None = None) -> str:
+    raw = read_bytes(path) if raw is None else raw
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise KGError(f"{path.name} line {line}: expected UTF-8 text ({exc.reason})") from None
+
+
+def delimiter_name(delimiter: str) -> str:
+    return {"\t": "tab-separated", ",": "comma-separated", "|": "pipe-separated"}.get(delimiter, repr(delimiter))
+
+
+def sniff_delimiter(path: Path, text: str) -> str:
+    """Tab for .tsv/.tab; else the first of tab, pipe, comma on the first data line; else by suffix."""
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        suffix = Path(path.stem).suffix.lower()
+    if suffix in (".tsv", ".tab"):
+        return "\t"
+    first = ""
+    for line in io.StringIO(text, newline=""):
+        if line.strip() and not line.lstrip().startswith("#"):
+            first = line
+            break
+    for delimiter in ("\t", "|", ","):
+        if delimiter in first:
+            return delimiter
+    return "\t" if suffix != ".csv" else ","
+
+
+class _Lines:
+    """Physical lines for :class:`csv.reader`, skipping blank and comment lines *between* records.
+
+    ``fresh`` is set before each record is read: only then may a line be
+    skipped (inside a quoted cell a line starting with ``#`` is data), and the
+    first line taken is the record's start line.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._it = iter(io.StringIO(text, newline=""))
+        self.lineno = 0
+        self.start = 0
+        self.fresh = True
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        while True:
+            line = next(self._it)
+            self.lineno += 1
+            if self.fresh:
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                self.fresh = False
+                self.start = self.lineno
+            return line
+
+
+def read_records(path: Path, text: str, delimiter: str) -> Records:
+    """Non-blank, non-comment records with the 1-based line each starts on; cells stripped."""
+    quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
+    lines = _Lines(text)
+    reader = csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=quoting != csv.QUOTE_NONE)
+    rows: Records = []
+    while True:
+        lines.fresh = True
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return rows
+        except csv.Error as exc:
+            if "end of data" in str(exc) or "EOF" in str(exc):
+                raise KGError(
+                    f"{path.name} line {lines.start}: a quoted cell opened on this line is never closed "
+                    "(add the closing \" or remove the opening one)"
+                ) from None
+            raise KGError(f"{path.name} line {lines.start}: malformed {delimiter_name(delimiter)} row ({exc})") from None
+        rows.append((lines.start, [c.strip() for c in cells]))
+
+
+def fast_columns(raw: bytes, delimiter: str, max_columns: int = 64) -> list[list[str]] | None:
+    """The file's columns (cells stripped) via pyarrow, or ``None`` when only the exact reader may answer."""
+    if len(raw) < 3 or _needs_exact_reader(raw):
+        return None
+    if delimiter == "," and raw.count(b'"') % 2:  # an unterminated quote, which pyarrow would accept at EOF
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from pyarrow import csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(raw),
+            read_options=pacsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter,
+                quote_char='"' if delimiter == "," else False,
+                newlines_in_values=delimiter == ",",
+                ignore_empty_lines=True,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={f"f{i}": pa.string() for i in range(max_columns)}, strings_can_be_null=False, quoted_strings_can_be_null=False
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowException, ValueError):
+        return None
+    if table.num_columns > max_columns or table.num_rows == 0:
+        return None
+    columns: list[Any] = []
+    for column in table.columns:
+        if column.null_count:
+            return None
+        columns.append(pc.utf8_trim(column, characters=PY_WHITESPACE))
+    return columns  # type: ignore[return-value]

@@ -1,0 +1,344 @@
+"""Entity search: the ranking rules, a full scan, and an index that avoids the scan.
+
+The ranking (what scores, what counts as a hit) is defined once, by
+:func:`label_scores` and :func:`code_hits`, and applied by both paths:
+
+- :func:`scan_entities` scores every visible label of a graph view. It is the
+  reference, and the fallback for a backend without an index.
+- :class:`EntityIndex` is built once per graph (lazily, on the first search).
+  Per query it picks candidates (labels sharing the most character bigrams
+  with the query, labels made only of query words, labels whose words the
+  query words start, and exact label matches), then scores only those with the
+  same rules. At 200k entities a query scores a few hundred labels instead of
+  every one, which is what made search 98% of an agent run on a
+  million-edge graph.
+
+The candidate step is a prefilter, so a label that would pass only on a fuzzy
+whole-string score and shares few character bigrams with the query can be missed. The
+bundled graph's rankings for every name, alias, typo of them and question are
+pinned in tests/data and the index reproduces them exactly.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from rapidfuzz import fuzz, process, utils
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .kg import EntityRecord
+
+__all__ = [
+    "MIN_SCORE",
+    "RELATIVE_MARGIN",
+    "CODE_MAX_LEN",
+    "label_scores",
+    "code_hits",
+    "rank_hits",
+    "scan_entities",
+    "EntityIndex",
+]
+
+#: A hit scores at least this (0-100, see :func:`label_scores`) ...
+MIN_SCORE = 75.0
+#: ... and at most this many points below the best hit, so an exact match is not padded with look-alikes.
+RELATIVE_MARGIN = 10.0
+#: Labels this short (ISO codes such as "OM", "en", "USA") match only as a whole word, never fuzzily.
+CODE_MAX_LEN = 3
+#: How many bigram-ranked labels the index scores per query (besides word and exact candidates).
+TRIGRAM_CANDIDATES = 256
+
+_WORD = re.compile(r"[\w'-]+")
+
+Ref = tuple[str, int]  # (entity id, label position: 0 = name, 1.. = aliases)
+
+
+def label_scores(query: str, labels: list[str]) -> list[float]:
+    """How well each (processed) label matches the (processed) query, 0-100.
+
+    The best of: whole-string similarity (typos: "Kenia" -> "Kenya"), token-sort
+    similarity x 0.95 (word order), and substring similarity x 0.9, the latter
+    only when the label's words are all words of the query ("Saudi Arabia" in
+    "saudi arabia share a border") or each query word starts a word of the label
+    ("Congo" in "Republic of the Congo", "Kenya" in "Kenyan shilling").
+    rapidfuzz's WRatio also scores any shared word ("Republic", "of", "Peso") or
+    any two-letter code inside the query ("om" in "colombo") as a partial match
+    worth 85-90, which made "Colombo" find Oman and Bolivia. Short labels
+    (codes) match only as a whole word: the whole query (any case) or, inside a
+    longer query, in capitals ("USA" in "the USA", not "is" in "What is"; see
+    :func:`code_hits`).
+    """
+    if not labels:
+        return []
+    query_words = set(query.split())
+    whole = process.cdist([query], labels, scorer=fuzz.ratio)[0]
+    sort = process.cdist([query], labels, scorer=fuzz.token_sort_ratio)[0]
+    part = process.cdist([query], labels, scorer=fuzz.partial_ratio)[0]
+    scores = []
+    for i, label in enumerate(labels):
+        if len(label) <= CODE_MAX_LEN:
+            scores.append(100.0 if label == query else 0.0)
+            continue
+        label_words = label.split()
+        nested = set(label_words) <= query_words or all(any(w.startswith(q) for w in label_words) for q in query_words)
+        scores.append(max(float(whole[i]), 0.95 * float(sort[i]), 0.9 * float(part[i]) if nested else 0.0))
+    return scores
+
+
+def code_hits(raw_query: str, codes: dict[str, list[Ref]]) -> dict[Ref, float]:
+    """Short labels written as a whole word of a longer query: scored like a substring match (90).
+
+    A short *name* ("Lao") matches in any case; a short *alias* (a code) only
+    in capitals, so the English words among ISO 639 codes ("is", "am", "be")
+    do not match every question that contains them.
+    """
+    words = _WORD.findall(raw_query)
+    capitals = {w for w in words if w.isupper()}
+    folded = {w.casefold() for w in words}
+    return {
+        (eid, i): 90.0
+        for code, refs in codes.items()
+        for eid, i in refs
+        if code in capitals or (i == 0 and code.casefold() in folded)
+    }
+
+
+def rank_hits(
+    scored: dict[Ref, float], records: dict[str, "EntityRecord"], limit: int
+) -> list[tuple["EntityRecord", float, str]]:
+    """Best label per entity, hits above :data:`MIN_SCORE` within :data:`RELATIVE_MARGIN` of the best, ties by id."""
+    best: dict[str, tuple[float, int]] = {}
+    for (eid, i), score in scored.items():
+        if score >= MIN_SCORE and (score, -i) > best.get(eid, (-1.0, 0)):
+            best[eid] = (score, -i)
+    if not best:
+        return []
+    top = max(score for score, _ in best.values())
+    ranked = sorted(
+        ((eid, si) for eid, si in best.items() if si[0] >= top - RELATIVE_MARGIN), key=lambda kv: (-kv[1][0], kv[0])
+    )[:limit]
+
+    def label(eid: str, i: int) -> str:
+        return (records[eid].name, *records[eid].aliases)[i]
+
+    return [(records[eid], round(score, 1), label(eid, -neg_i)) for eid, (score, neg_i) in ranked]
+
+
+def _score_labels(raw: str, processed: str, refs: list[Ref], labels: list[str], codes: dict[str, list[Ref]]) -> dict[Ref, float]:
+    scored = dict(zip(refs, label_scores(processed, labels)))
+    for ref, score in code_hits(raw, codes).items():
+        scored[ref] = max(scored.get(ref, 0.0), score)
+    return scored
+
+
+def scan_entities(
+    records: Iterable["EntityRecord"], query: str, *, type: str | None = None, limit: int = 10
+) -> list[tuple["EntityRecord", float, str]]:
+    """Score every record's name and aliases against ``query`` (the reference ranking; O(entities) per query)."""
+    raw = (query or "").strip()
+    processed = utils.default_process(raw)
+    if not processed:
+        return []
+    wanted_type = type.strip().lower() if type else None
+    by_id: dict[str, EntityRecord] = {}
+    refs: list[Ref] = []
+    labels: list[str] = []
+    codes: dict[str, list[Ref]] = {}
+    for record in records:
+        if wanted_type and record.type.lower() != wanted_type:
+            continue
+        by_id[record.id] = record
+        for i, label in enumerate((record.name, *record.aliases)):
+            refs.append((record.id, i))
+            labels.append(utils.default_process(label))
+            if len(label) <= CODE_MAX_LEN:
+                codes.setdefault(label, []).append((record.id, i))
+    return rank_hits(_score_labels(raw, processed, refs, labels, codes), by_id, limit)
+
+
+def _gram_keys(text: str) -> np.ndarray:
+    """Character bigrams of ``" " + text + " "`` (two code points packed in an int64)."""
+    cps = np.frombuffer((" " + text + " ").encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    return (cps[:-1] << 21) | cps[1:]
+
+
+class EntityIndex:
+    """Search structures over every entity of one graph; see the module docstring.
+
+    Built from parallel sequences (ids, names, types, alias tuples) so it does
+    not care how the graph stores them. It never changes after it is built: the
+    graph drops it and builds a new one when an entity is added.
+    """
+
+    def __init__(self, ids: Sequence[str], names: Sequence[str], types: Sequence[str], aliases: Sequence[tuple[str, ...]]):
+        label_entity: list[int] = []
+        label_pos: list[int] = []
+        raw_labels: list[str] = []
+        for e, (name, alias) in enumerate(zip(names, aliases)):
+            for i, label in enumerate((name, *alias)):
+                label_entity.append(e)
+                label_pos.append(i)
+                raw_labels.append(label)
+        self.ids = ids
+        self.types = types
+        self.n_entities = len(ids)
+        self.label_entity = np.asarray(label_entity, dtype=np.int64)
+        self.label_pos = label_pos
+        self.labels = [utils.default_process(label) for label in raw_labels]
+        self.raw_labels = raw_labels
+        self._type_masks: dict[str, np.ndarray] = {}
+
+        # Exact matches of the processed label (covers short labels, which only match exactly).
+        self.exact: dict[str, list[int]] = {}
+        for j, label in enumerate(self.labels):
+            self.exact.setdefault(label, []).append(j)
+        # Short raw labels: codes (any position, matched in capitals) and short names (matched in any case).
+        self.codes_exact: dict[str, list[int]] = {}
+        self.codes_folded: dict[str, list[int]] = {}
+        for j, label in enumerate(raw_labels):
+            if len(label) <= CODE_MAX_LEN:
+                self.codes_exact.setdefault(label, []).append(j)
+                if label_pos[j] == 0:
+                    self.codes_folded.setdefault(label.casefold(), []).append(j)
+        self.fuzzy_ok = np.fromiter((len(label) > CODE_MAX_LEN for label in self.labels), dtype=bool, count=len(self.labels))
+
+        # Character bigrams -> label postings (CSR over the sorted distinct keys). Bigrams, not
+        # trigrams: a transposition in a five-letter name ("Aubja" for "Abuja") leaves no trigram.
+        sep = "\x00"
+        joined = sep.join(" " + label + " " for label in self.labels)
+        cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        lengths = np.fromiter((len(label) + 2 for label in self.labels), dtype=np.int64, count=len(self.labels))
+        owner = np.repeat(np.arange(len(self.labels), dtype=np.int64), lengths + 1)[: len(cps)]
+        keys = (cps[:-1] << 21) | cps[1:]
+        valid = (cps[:-1] != 0) & (cps[1:] != 0)
+        keys, posting = keys[valid], owner[:-1][valid]
+        pairs = np.unique(np.stack([keys, posting], axis=1), axis=0) if len(keys) else np.zeros((0, 2), dtype=np.int64)
+        keys, posting = pairs[:, 0], pairs[:, 1]
+        self.gram_count = np.bincount(posting, minlength=len(self.labels)).astype(np.float64)
+        self.tri_keys, starts = np.unique(keys, return_index=True)
+        self.tri_ptr = np.append(starts, len(keys))
+        self.tri_post = posting
+
+        # Words: each label under its rarest word (for "label words are all query words"), and a
+        # sorted vocabulary with postings (for "every query word starts a label word").
+        word_lists = [label.split() for label in self.labels]
+        freq: dict[str, int] = {}
+        for words in word_lists:
+            for w in set(words):
+                freq[w] = freq.get(w, 0) + 1
+        self.by_rarest: dict[str, list[int]] = {}
+        for j, words in enumerate(word_lists):
+            if words:
+                rarest = min(set(words), key=lambda w: (freq[w], w))
+                self.by_rarest.setdefault(rarest, []).append(j)
+        vocab = sorted(freq)
+        self.vocab = vocab
+        word_index = {w: k for k, w in enumerate(vocab)}
+        pairs = sorted({(word_index[w], j) for j, words in enumerate(word_lists) for w in words})
+        word_ids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+        self.word_post = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
+        self.word_ptr = np.searchsorted(word_ids, np.arange(len(vocab) + 1))
+
+    # ------------------------------------------------------------ candidates
+    def type_mask(self, wanted_type: str) -> np.ndarray:
+        """Labels whose entity has type ``wanted_type`` (lower-cased), cached per type."""
+        mask = self._type_masks.get(wanted_type)
+        if mask is None:
+            ent = np.fromiter((t.lower() == wanted_type for t in self.types), dtype=bool, count=self.n_entities)
+            mask = self._type_masks[wanted_type] = ent[self.label_entity]
+        return mask
+
+    def _gram_candidates(self, processed: str, allowed: np.ndarray) -> np.ndarray:
+        keys = np.unique(_gram_keys(processed))
+        if not len(keys) or not len(self.tri_keys):
+            return np.zeros(0, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.tri_keys, keys), len(self.tri_keys) - 1)
+        at = at[self.tri_keys[at] == keys]
+        if not len(at):
+            return np.zeros(0, dtype=np.int64)
+        postings = np.concatenate([self.tri_post[self.tri_ptr[k] : self.tri_ptr[k + 1]] for k in at])
+        counts = np.bincount(postings, minlength=len(self.labels))
+        counts[~(allowed & self.fuzzy_ok)] = 0
+        hit = np.flatnonzero(counts)
+        if len(hit) > TRIGRAM_CANDIDATES:
+            # Dice coefficient of the bigram sets: a proxy for rapidfuzz's ratio that does not favour long labels.
+            dice = counts[hit] / (self.gram_count[hit] + len(keys))
+            hit = hit[np.argpartition(-dice, TRIGRAM_CANDIDATES - 1)[:TRIGRAM_CANDIDATES]]
+        return hit
+
+    def _prefix_postings(self, word: str) -> tuple[int, int]:
+        lo = bisect.bisect_left(self.vocab, word)
+        hi = bisect.bisect_left(self.vocab, word + "\U0010ffff")
+        return int(self.word_ptr[lo]), int(self.word_ptr[hi])
+
+    def _word_candidates(self, query_words: list[str]) -> set[int]:
+        found: set[int] = set()
+        for w in set(query_words):
+            found.update(self.by_rarest.get(w, ()))
+        if query_words:
+            # Every query word must start some word of the label: enumerate the rarest prefix's postings.
+            spans = [self._prefix_postings(w) for w in set(query_words)]
+            lo, hi = min(spans, key=lambda s: s[1] - s[0])
+            found.update(self.word_post[lo:hi].tolist())
+        return found
+
+    # ------------------------------------------------------------ search
+    def search(
+        self,
+        query: str,
+        *,
+        visible: np.ndarray | None = None,
+        extra: Sequence[tuple[int, str]] = (),
+        type: str | None = None,
+        limit: int = 10,
+        record: Any,
+    ) -> list[tuple["EntityRecord", float, str]]:
+        """Search with the same rules as :func:`scan_entities`.
+
+        ``visible``: a boolean mask over entities (``None``: all); entities it
+        excludes contribute no label. ``extra``: ``(entity index, label)`` pairs
+        scored as names instead (a masked entity's placeholder). ``record``
+        maps an entity index to the :class:`EntityRecord` the view shows.
+        """
+        raw = (query or "").strip()
+        processed = utils.default_process(raw)
+        if not processed:
+            return []
+        allowed = np.ones(len(self.labels), dtype=bool) if visible is None else visible[self.label_entity]
+        wanted_type = type.strip().lower() if type else None
+        if wanted_type:
+            allowed = allowed & self.type_mask(wanted_type)
+        candidates = set(self._gram_candidates(processed, allowed).tolist())
+        candidates.update(self._word_candidates(processed.split()))
+        candidates.update(self.exact.get(processed, ()))
+        code_refs: dict[str, list[Ref]] = {}
+        words = _WORD.findall(raw)
+        for w in {w for w in words if w.isupper()}:
+            for j in self.codes_exact.get(w, ()):
+                code_refs.setdefault(self.raw_labels[j], [])
+        for w in {w.casefold() for w in words}:
+            for j in self.codes_folded.get(w, ()):
+                code_refs.setdefault(self.raw_labels[j], [])
+        for code in code_refs:
+            for j in self.codes_exact.get(code, ()):
+                if allowed[j]:
+                    code_refs[code].append((self.ids[int(self.label_entity[j])], self.label_pos[j]))
+        chosen = sorted(j for j in candidates if allowed[j])
+        refs: list[Ref] = [(self.ids[int(self.label_entity[j])], self.label_pos[j]) for j in chosen]
+        labels = [self.labels[j] for j in chosen]
+        for e, label in extra:
+            if wanted_type and self.types[e].lower() != wanted_type:
+                continue
+            refs.append((self.ids[e], 0))
+            labels.append(utils.default_process(label))
+            if len(label) <= CODE_MAX_LEN:
+                code_refs.setdefault(label, []).append((self.ids[e], 0))
+        scored = _score_labels(raw, processed, refs, labels, code_refs)
+        winners = {eid for (eid, _), s in scored.items() if s >= MIN_SCORE}
+        records = {eid: record(eid) for eid in winners}
+        return rank_hits({ref: s for ref, s in scored.items() if ref[0] in records}, records, limit)
+
