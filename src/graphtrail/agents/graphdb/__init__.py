@@ -43,16 +43,31 @@ def _lbug_path(source: str | os.PathLike[str]) -> Path:
     return Path(text[len(LBUG_PREFIX):] if text.lower().startswith(LBUG_PREFIX) else text)
 
 
-def open_graph_database(source: str | os.PathLike[str], *, mapping: GraphMapping | None = None, name: str | None = None) -> CypherGraph:
-    """Open the graph database ``source`` names (see the module docstring), read-only."""
+def open_graph_database(
+    source: str | os.PathLike[str],
+    *,
+    mapping: GraphMapping | None = None,
+    name: str | None = None,
+    community_seed: int = 0,
+    community_resolution: float = 1.0,
+) -> CypherGraph:
+    """Open the graph database ``source`` names (see the module docstring), read-only.
+
+    When the database holds no communities, they are computed in memory on first
+    use with seeded Louvain (``community_seed``, ``community_resolution``), as
+    :func:`~graphtrail.agents.load_kg` does for files.
+    """
     text = os.fspath(source)
     if text.lower().startswith(NEO4J_SCHEMES):
         from .neo4j import open_neo4j
 
-        return open_neo4j(text, mapping=mapping, name=name)
-    from .ladybug import open_ladybug
+        kg = open_neo4j(text, mapping=mapping, name=name)
+    else:
+        from .ladybug import open_ladybug
 
-    return open_ladybug(_lbug_path(text), name=name)
+        kg = open_ladybug(_lbug_path(text), name=name)
+    kg._shared.community_seed, kg._shared.community_resolution = community_seed, community_resolution
+    return kg
 
 
 def import_graph(kg: KnowledgeGraph | CypherGraph, target: str | os.PathLike[str], *, mapping: GraphMapping | None = None) -> str:
