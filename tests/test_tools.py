@@ -11,6 +11,8 @@ from langchain_core.messages import ToolMessage
 from graphtrail.agents import GraphFilter, KnowledgeGraph, make_graph_tools, use_filter
 from graphtrail.agents.tools import GRAPH_TOOL_NAMES
 from graphtrail.tracer import Edge, Entity
+from tests.graph_backends import BACKEND_PARAMS, on_backend
+from tests.neo4j_server import neo4j_server  # noqa: F401 - the fixture the Neo4j case uses
 
 
 def tiny_kg() -> KnowledgeGraph:
@@ -43,9 +45,11 @@ def tiny_kg() -> KnowledgeGraph:
     return kg
 
 
-@pytest.fixture
-def tools():
-    return {t.name: t for t in make_graph_tools(tiny_kg(), top_k=3, neighbor_limit=2)}
+@pytest.fixture(params=BACKEND_PARAMS)
+def tools(request, tmp_path):
+    """The tools over tiny_kg(), served in memory, by LadybugDB and by Neo4j: each test runs on all three."""
+    kg = on_backend(tiny_kg(), request.param, request, tmp_path)
+    return {t.name: t for t in make_graph_tools(kg, top_k=3, neighbor_limit=2)}
 
 
 def call(tool, **args) -> ToolMessage:

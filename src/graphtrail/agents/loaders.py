@@ -172,7 +172,9 @@ def load_kg(
 ) -> KnowledgeGraph:
     """Load a knowledge graph from a bundled name or a path, detecting the format.
 
-    ``source``: a bundled name (``"countries"``; bundled names win over a
+    ``source``: a graph database (``"graph.lbug"``, ``"lbug:path"``,
+    ``"bolt://user:pass@host:7687"``: read in place, see
+    :mod:`graphtrail.agents.graphdb`), a bundled name (``"countries"``; bundled names win over a
     same-named file in the working directory — pass a :class:`~pathlib.Path`
     to force a path), a file, or a GraphRAG output folder. A
     :class:`KnowledgeGraph` is returned unchanged.
@@ -185,6 +187,12 @@ def load_kg(
     """
     if isinstance(source, KnowledgeGraph):
         return source
+    from .graphdb import CypherGraph, is_graph_database, open_graph_database
+
+    if isinstance(source, CypherGraph):
+        return source  # type: ignore[return-value]  # same read API, in a database
+    if format is None and is_graph_database(source):
+        return open_graph_database(source, name=name, community_seed=seed, community_resolution=resolution)  # type: ignore[return-value]
     if isinstance(source, str) and source in _BUNDLED and format is None:
         dataset = _BUNDLED[source]
         kg = _kg_from_document(_bundled_document(dataset.kg_file), dataset.kg_file)

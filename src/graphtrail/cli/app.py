@@ -23,7 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-kg_app = typer.Typer(help="Inspect knowledge graphs.", no_args_is_help=True)
+kg_app = typer.Typer(help="Inspect and import knowledge graphs.", no_args_is_help=True)
 app.add_typer(kg_app, name="kg")
 
 
@@ -189,7 +189,7 @@ def traces(
 # ----------------------------------------------------------------------- kg
 @kg_app.command("info")
 def kg_info(
-    kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, or GraphRAG output folder.")],
+    kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, GraphRAG output folder, graph.lbug or bolt:// URI.")],
     samples: Annotated[int, typer.Option("--samples", min=0, help="Sample entities to show.")] = 5,
     communities: Annotated[bool, typer.Option("--communities", help="Count communities, computing them (Louvain, cached beside the file) if the graph has none.")] = False,
 ) -> None:
@@ -200,6 +200,28 @@ def kg_info(
     graph = load_kg_arg(kg)
     picked = [e for _, e in zip(range(samples), graph.entities())]
     _console().print(kg_info_tables(graph.describe(communities=communities), picked))
+
+
+@kg_app.command("import")
+def kg_import(
+    kg: Annotated[str, typer.Argument(help="What to import: bundled name, triples TSV/CSV, node-link JSON, GraphML, GraphRAG folder, or a graph database.")],
+    to: Annotated[str, typer.Option("--to", help="New LadybugDB file (graph.lbug or lbug:PATH) or Neo4j URI (bolt://user:pass@host:7687[?database=...]).")],
+) -> None:
+    """Write a knowledge graph into a graph database (LadybugDB file or Neo4j); never overwrites."""
+    from graphtrail.agents.graphdb import import_graph, is_graph_database
+
+    from .inputs import load_kg_arg
+
+    if not is_graph_database(to):
+        raise InputError(f"--to {to!r} is not a graph database", "pass a new file ending in .lbug, lbug:PATH, or a bolt:// / neo4j:// URI")
+    graph = load_kg_arg(kg)
+    where = import_graph(graph, to)
+    counts = graph.describe()
+    _console().print(
+        f"imported {counts['entities']} entities, {counts['relations']} relations, {counts['text_units']} text units "
+        f"and {counts['communities']} communities into {where}",
+        soft_wrap=True,
+    )
 
 
 @kg_app.command("list")

@@ -38,9 +38,12 @@ def _looks_like_path(value: str) -> bool:
 
 
 def load_kg_arg(value: str) -> Any:
-    """Load ``--kg``: a bundled name or a file/folder in a supported format."""
+    """Load ``--kg``: a bundled name, a file/folder in a supported format, or a graph database."""
     from graphtrail.agents import load_kg
+    from graphtrail.agents.graphdb import is_graph_database
 
+    if is_graph_database(value):
+        return load_kg(value)  # a missing .lbug file or an unreachable server raises KGError saying so
     if _looks_like_path(value) and not Path(value).exists():
         raise InputError(
             f"knowledge graph not found: {value}",

@@ -1,0 +1,370 @@
+"""A knowledge graph that lives in a graph database, behind the :class:`KnowledgeGraph` API.
+
+:class:`CypherGraph` answers the same reads the seven graph tools, the
+ablations and the report make of an in-memory
+:class:`~graphtrail.agents.KnowledgeGraph` (``entity``, ``out_relations``,
+``text_units_for``, ``community`` ...) with Cypher queries against a
+:class:`~graphtrail.agents.graphdb.store.GraphStore` (LadybugDB or Neo4j).
+
+Ablations happen *in the query*: a filtered view passes the hidden, masked and
+text-blocked ids as query parameters, and masked entities come back from the
+database already carrying their placeholder name. So "removed" means exactly
+what it means in memory, on every backend. Lookups go through the id (the
+primary key in LadybugDB, an indexed property in Neo4j), so a tool call never
+scans the graph; ``entities()`` (what entity search ranks) is the one full read.
+
+What stays in memory: the community table (one row per community, read once,
+or computed with the same seeded Louvain as in memory when the database has
+none) and, only when something asks for ``kg.graph``, a networkx copy.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import networkx as nx
+
+from ..kg import Community, EntityRecord, KnowledgeGraph, Relation, TextUnit
+from ..views import MASK_PLACEHOLDER, GraphFilter
+from .mapping import quote_name
+from .store import GraphStore
+
+__all__ = ["CypherGraph", "LIST_SEPARATOR"]
+
+#: Joins id lists stored as one string (LadybugDB text units and communities).
+LIST_SEPARATOR = "\x1f"
+
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _aliases(value: Any) -> tuple[str, ...]:
+    from ..loaders import _aliases as parse  # one parser for every source of aliases
+
+    return tuple(parse(value))
+
+
+def _id_list(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(x for x in value.split(LIST_SEPARATOR) if x)
+    return tuple(str(x) for x in value if x is not None and str(x) != "")
+
+
+class _Queries:
+    """Every query, written once from the store's mapping and dialect."""
+
+    def __init__(self, store: GraphStore) -> None:
+        m, d = store.mapping, store.dialect
+        L, ID = quote_name(m.entity_label), quote_name(m.id_property)
+        NAME, TYPE = quote_name(m.name_property), quote_name(m.type_property)
+        DESC, ALIASES = quote_name(m.description_property), quote_name(m.aliases_property)
+        RDESC = quote_name(m.relation_description_property)
+        TU, TEXT, MENTIONS = quote_name(m.text_unit_label), quote_name(m.text_property), quote_name(m.mentions_type)
+        COM = quote_name(m.community_label)
+        rel, relpat = d.relation_expr, d.relation_pattern
+
+        def entity(v: str) -> str:
+            return (
+                f"{v}.{ID}, CASE WHEN {v}.{ID} IN $masked THEN $mask_prefix + {v}.{ID} ELSE coalesce({v}.{NAME}, {v}.{ID}) END, "
+                f"coalesce({v}.{TYPE}, 'entity'), "
+                f"CASE WHEN {v}.{ID} IN $masked OR {v}.{ID} IN $blocked THEN '' ELSE coalesce({v}.{DESC}, '') END, "
+                f"CASE WHEN {v}.{ID} IN $masked THEN NULL ELSE {v}.{ALIASES} END"
+            )
+
+        self.entity = f"MATCH (e:{L} {{{ID}: $id}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
+        self.entities = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')} ORDER BY {d.order_expr_entity}"
+        self.entity_ids = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN e.{ID} ORDER BY {d.order_expr_entity}"
+        self.count = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN count(*)"
+        self.out = (
+            f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
+            f"RETURN b.{ID}, {rel}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
+        )
+        self.into = (
+            f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
+            f"RETURN b.{ID}, {rel}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
+        )
+        self.out_degree = f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WHERE NOT b.{ID} IN $hidden RETURN count(*)"
+        self.in_degree = f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WHERE NOT b.{ID} IN $hidden RETURN count(*)"
+        self.relations = (
+            f"MATCH (a:{L})-{relpat}->(b:{L}) WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
+            f"RETURN a.{ID}, {rel}, b.{ID}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
+        )
+        ids = d.unit_entity_ids_expr
+        # A unit is withheld when it mentions any hidden, masked or text-blocked entity.
+        self.unit = (
+            f"WITH $withheld AS w MATCH (u:{TU} {{{ID}: $id}}) WITH u, w, {ids} AS ids "
+            f"WHERE NOT any(x IN ids WHERE x IN w) RETURN u.{ID}, coalesce(u.{TEXT}, ''), ids"
+        )
+        self.units_for = (
+            f"WITH $withheld AS w MATCH (u:{TU})-[:{MENTIONS}]->(e:{L} {{{ID}: $id}}) WHERE NOT e.{ID} IN $hidden "
+            f"WITH u, w, {ids} AS ids WHERE NOT any(x IN ids WHERE x IN w) "
+            f"RETURN u.{ID}, coalesce(u.{TEXT}, ''), ids ORDER BY {d.order_expr_unit}"
+        )
+        self.raw_unit = f"MATCH (u:{TU} {{{ID}: $id}}) RETURN u.{ID}, coalesce(u.{TEXT}, ''), {ids}"
+        self.raw_units = f"MATCH (u:{TU}) RETURN u.{ID}, coalesce(u.{TEXT}, ''), {ids} ORDER BY {d.order_expr_unit}"
+        self.unit_ids = f"MATCH (u:{TU}) RETURN u.{ID} ORDER BY {d.order_expr_unit}"
+        self.unit_count = f"MATCH (u:{TU}) RETURN count(*)"
+        self.communities = (
+            f"MATCH (c:{COM}) RETURN c.{ID}, c.title, c.summary, c.level, {d.community_members_expr} "
+            f"ORDER BY {d.order_expr_community}"
+        )
+        self.entity_types = f"MATCH (e:{L}) RETURN coalesce(e.{TYPE}, 'entity'), count(*)"
+        self.relation_types = f"MATCH (a:{L})-{relpat}->(b:{L}) RETURN {rel}, count(*)"
+        self.params = {q: tuple(dict.fromkeys(_PARAM.findall(q))) for q in vars(self).values() if isinstance(q, str)}
+
+
+class _Shared:
+    """What every view of one database graph shares: the store, the queries, the caches."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.queries = _Queries(store)
+        self.lock = threading.Lock()
+        self.communities: dict[str, Community] | None = None
+        self.communities_by_entity: dict[str, list[str]] | None = None
+        self.graph: nx.MultiDiGraph | None = None
+        self.community_seed = 0
+        self.community_resolution = 1.0
+
+
+class _TextUnits(Mapping[str, TextUnit]):
+    """``kg.text_units`` read from the database: the units as stored, not filtered (as in memory)."""
+
+    def __init__(self, kg: "CypherGraph") -> None:
+        self._kg = kg
+
+    def __getitem__(self, unit_id: str) -> TextUnit:
+        rows = self._kg._rows("raw_unit", id=str(unit_id))
+        if not rows:
+            raise KeyError(unit_id)
+        return _unit(rows[0])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([str(r[0]) for r in self._kg._rows("unit_ids")])
+
+    def __len__(self) -> int:
+        return int(self._kg._rows("unit_count")[0][0])
+
+    def values(self) -> list[TextUnit]:  # type: ignore[override]  # one query, not one per key
+        return [_unit(r) for r in self._kg._rows("raw_units")]
+
+
+def _unit(row: list[Any]) -> TextUnit:
+    return TextUnit(str(row[0]), str(row[1] or ""), _id_list(row[2]))
+
+
+class CypherGraph:
+    """A read-only knowledge graph in a graph database, with the :class:`KnowledgeGraph` read API.
+
+    Get one with :func:`graphtrail.agents.load_kg` (``"graph.lbug"``,
+    ``"lbug:path"``, ``"bolt://..."``). Views from :meth:`filtered` share the
+    connection; close it with :meth:`close` (or a ``with`` block) when done.
+    """
+
+    def __init__(self, store: GraphStore, name: str, graph_filter: GraphFilter | None = None, *, _shared: _Shared | None = None) -> None:
+        self._shared = _shared or _Shared(store)
+        self.name = name
+        self.graph_filter = graph_filter
+        f = graph_filter
+        hidden = sorted(f.hidden) if f else []
+        masked = sorted(f.masked) if f else []
+        blocked = sorted(f.text_blocked) if f else []
+        self._params: dict[str, Any] = {
+            "hidden": hidden,
+            "masked": masked,
+            "blocked": blocked,
+            "withheld": sorted(set(hidden) | set(masked) | set(blocked)),
+            "mask_prefix": f"{MASK_PLACEHOLDER} ",
+            "sep": LIST_SEPARATOR,
+        }
+        self.text_units: Mapping[str, TextUnit] = _TextUnits(self)
+
+    # ------------------------------------------------------------ plumbing
+    @property
+    def store(self) -> GraphStore:
+        return self._shared.store
+
+    @property
+    def backend(self) -> str:
+        """``"ladybug"`` or ``"neo4j"``."""
+        return str(getattr(self.store, "backend", type(self.store).__name__))
+
+    def __repr__(self) -> str:
+        return f"CypherGraph({self.store.display!r}, filter={self.graph_filter.label if self.graph_filter else None!r})"
+
+    def _rows(self, query: str, **params: Any) -> list[list[Any]]:
+        shared = self._shared
+        text = getattr(shared.queries, query)
+        values = {k: params[k] if k in params else self._params[k] for k in shared.queries.params[text]}
+        return shared.store.rows(text, values)
+
+    def close(self) -> None:
+        """Close the database connection (views share it: close once, from the graph you loaded)."""
+        self.store.close()
+
+    def __enter__(self) -> "CypherGraph":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ views
+    def filtered(self, graph_filter: GraphFilter | None) -> "CypherGraph":
+        """A view whose every query hides, masks and withholds as ``graph_filter`` says."""
+        if graph_filter is None or graph_filter.is_empty:
+            return self if self.graph_filter is None else CypherGraph(self.store, self.name, None, _shared=self._shared)
+        return CypherGraph(self.store, self.name, graph_filter, _shared=self._shared)
+
+    def _hidden(self, entity_id: str) -> bool:
+        return self.graph_filter is not None and entity_id in self.graph_filter.hidden
+
+    # ------------------------------------------------------------ entities and relations
+    def __contains__(self, entity_id: object) -> bool:
+        return isinstance(entity_id, str) and self.entity(entity_id) is not None
+
+    def __len__(self) -> int:
+        return int(self._rows("count")[0][0])
+
+    def entity_ids(self) -> Iterator[str]:
+        return iter([str(r[0]) for r in self._rows("entity_ids")])
+
+    @staticmethod
+    def _record(row: list[Any]) -> EntityRecord:
+        return EntityRecord(str(row[0]), str(row[1]), str(row[2] or "entity"), str(row[3] or ""), _aliases(row[4]))
+
+    def entity(self, entity_id: str) -> EntityRecord | None:
+        """The entity as the current view shows it, or ``None`` if it is not visible."""
+        rows = self._rows("entity", id=str(entity_id))
+        return self._record(rows[0]) if rows else None
+
+    def entities(self) -> Iterator[EntityRecord]:
+        return iter([self._record(r) for r in self._rows("entities")])
+
+    def relations(self) -> Iterator[Relation]:
+        return iter([Relation(str(s), str(r), str(t), str(d or "")) for s, r, t, d in self._rows("relations")])
+
+    def out_relations(self, entity_id: str) -> list[Relation]:
+        return [Relation(entity_id, str(r), str(t), str(d or "")) for t, r, d in self._rows("out", id=str(entity_id))]
+
+    def in_relations(self, entity_id: str) -> list[Relation]:
+        return [Relation(str(s), str(r), entity_id, str(d or "")) for s, r, d in self._rows("into", id=str(entity_id))]
+
+    def degree(self, entity_id: str) -> int:
+        """Visible edges at the entity (a self-loop counts twice, as in networkx)."""
+        if self._hidden(entity_id):
+            return 0
+        return int(self._rows("out_degree", id=entity_id)[0][0]) + int(self._rows("in_degree", id=entity_id)[0][0])
+
+    # ------------------------------------------------------------ text units
+    def text_unit(self, unit_id: str) -> TextUnit | None:
+        """The text unit, or ``None`` if missing or withheld by the current view."""
+        rows = self._rows("unit", id=str(unit_id))
+        return _unit(rows[0]) if rows else None
+
+    def text_units_for(self, entity_id: str) -> list[TextUnit]:
+        """The visible text units that mention ``entity_id``."""
+        return [_unit(r) for r in self._rows("units_for", id=str(entity_id))]
+
+    # ------------------------------------------------------------ communities
+    @property
+    def communities(self) -> dict[str, Community]:
+        """Every community as stored (read once), or computed in memory when the database has none."""
+        shared = self._shared
+        if shared.communities is None:
+            with shared.lock:
+                if shared.communities is None:
+                    shared.communities = self._load_communities()
+        return shared.communities
+
+    def _load_communities(self) -> dict[str, Community]:
+        found: dict[str, Community] = {}
+        for cid, title, summary, level, members in self._unfiltered()._rows("communities"):
+            cid = str(cid)
+            found[cid] = Community(cid, str(title or cid), _id_list(members), str(summary or ""), int(level or 0))
+        if not found:
+            # Same seeded Louvain, on the same graph in the same order, as load_kg runs in memory.
+            scratch = KnowledgeGraph(graph=self.graph_unfiltered())
+            scratch.compute_communities(seed=self._shared.community_seed, resolution=self._shared.community_resolution)
+            found = dict(scratch.communities)
+        return found
+
+    def _communities_by_entity(self) -> dict[str, list[str]]:
+        shared = self._shared
+        if shared.communities_by_entity is None:
+            index: dict[str, list[str]] = {}
+            for cid, com in self.communities.items():
+                for eid in dict.fromkeys(com.entity_ids):
+                    index.setdefault(eid, []).append(cid)
+            shared.communities_by_entity = index
+        return shared.communities_by_entity
+
+    def community(self, community_id: str) -> Community | None:
+        """The community as the current view shows it (see :meth:`KnowledgeGraph.community`)."""
+        com = self.communities.get(community_id)
+        if com is None:
+            return None
+        f = self.graph_filter
+        if f is None or not (f.hidden | f.masked | f.text_blocked) & set(com.entity_ids):
+            return com
+        members = tuple(e for e in com.entity_ids if e not in f.hidden)
+        return Community(com.id, f"Community {com.id}", members, "", com.level)
+
+    def communities_of(self, entity_id: str) -> list[Community]:
+        found = (self.community(cid) for cid in self._communities_by_entity().get(entity_id, ()))
+        return [c for c in found if c is not None and entity_id in c.entity_ids]
+
+    def compute_communities(self, seed: int = 0, resolution: float = 1.0) -> None:
+        """Recompute the communities in memory (seeded Louvain); the database is not written."""
+        shared = self._shared
+        with shared.lock:
+            shared.community_seed, shared.community_resolution = seed, resolution
+            scratch = KnowledgeGraph(graph=self.graph_unfiltered())
+            scratch.compute_communities(seed=seed, resolution=resolution)
+            shared.communities, shared.communities_by_entity = dict(scratch.communities), None
+
+    # ------------------------------------------------------------ networkx and summary
+    def _unfiltered(self) -> "CypherGraph":
+        return self if self.graph_filter is None else self.filtered(None)
+
+    def graph_unfiltered(self) -> nx.MultiDiGraph:
+        """The whole graph as a networkx MultiDiGraph, read once and cached (for code that wants networkx)."""
+        shared = self._shared
+        if shared.graph is None:
+            base = self._unfiltered()
+            g = nx.MultiDiGraph()
+            for e in base.entities():
+                g.add_node(e.id, name=e.name, type=e.type, description=e.description, aliases=e.aliases)
+            for r in base.relations():
+                g.add_edge(r.source, r.target, key=r.relation, relation=r.relation, description=r.description)
+            shared.graph = g
+        return shared.graph
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """A networkx view, as :attr:`KnowledgeGraph.graph` (the first use reads the whole graph into memory)."""
+        full = self.graph_unfiltered()
+        if self.graph_filter is None or not self.graph_filter.hidden:
+            return full
+        hidden = self.graph_filter.hidden
+        return nx.subgraph_view(full, filter_node=lambda n: n not in hidden)  # type: ignore[return-value]
+
+    def describe(self) -> dict[str, Any]:
+        """Counts of what the graph holds, for ``graphtrail kg info`` (aggregate queries, no full read)."""
+        base = self._unfiltered()
+        types = {str(t): int(n) for t, n in base._rows("entity_types")}
+        rels = {str(r): int(n) for r, n in base._rows("relation_types")}
+        return {
+            "name": self.name,
+            "backend": self.backend,
+            "location": self.store.display,
+            "entities": len(base),
+            "relations": sum(rels.values()),
+            "text_units": len(self.text_units),
+            "communities": len(self.communities),
+            "entity_types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "relation_types": dict(sorted(rels.items(), key=lambda kv: (-kv[1], kv[0]))),
+        }
