@@ -254,20 +254,30 @@ class Report(BaseModel):
             results_path = out / "results.json"
             results_path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
             paths["results"] = results_path
-        plots = render_plots(self)
+        plots = render_plots(self)  # a plot that cannot be drawn is left out, with a warning
         plot_files: dict[str, str] = {}
         for name, png in plots.items():
             path = out / f"{name}.png"
             path.write_bytes(png)
             paths[name] = path
             plot_files[name] = path.name
-        md = out / "report.md"
-        md.write_text(render_markdown(self, plot_files), encoding="utf-8")
-        paths["markdown"] = md
+        # Each report file is written on its own: one that fails must not cost the others.
+        steps: list[tuple[str, Path, Callable[[], str]]] = [("markdown", out / "report.md", lambda: render_markdown(self, plot_files))]
         if html:
-            html_path = out / "report.html"
-            html_path.write_text(render_html(self, plots), encoding="utf-8")
-            paths["html"] = html_path
+            steps.append(("html", out / "report.html", lambda: render_html(self, plots)))
+        failed: list[str] = []
+        for key, path, render in steps:
+            try:
+                path.write_text(render(), encoding="utf-8")
+            except OSError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - reported below, after the other files are written
+                failed.append(f"{path.name} ({type(exc).__name__}: {exc})")
+            else:
+                paths[key] = path
+        if failed:
+            written = ", ".join(p.name for p in paths.values()) or "nothing"
+            raise ReportError(f"could not render {'; '.join(failed)}; written: {written}")
         return paths
 
 
