@@ -265,3 +265,46 @@ class KnowledgeGraph:
             "entity_types": dict(sorted(types.items(), key=lambda kv: -kv[1])),
             "relation_types": dict(sorted(rels.items(), key=lambda kv: -kv[1])),
         }
+
+    # ------------------------------------------------------------ display
+    # One line in a REPL, a small table in a notebook; counts only, so a big graph prints instantly.
+    def _summary_rows(self) -> list[tuple[str, Any]]:
+        from itertools import islice
+
+        rows: list[tuple[str, Any]] = [
+            ("entities", len(self)),
+            ("edges", self.graph.number_of_edges()),
+            ("text units", len(self.text_units)),
+            ("communities", len(self.communities)),
+        ]
+        if self.graph_filter is not None:
+            f = self.graph_filter
+            rows.append(("filter", f"{f.label or 'unnamed'}: {len(f.hidden)} hidden, {len(f.masked)} masked, "
+                                   f"{len(f.text_blocked)} text-blocked"))
+        sample = [self.graph.nodes[n].get("name", n) for n in islice(self.graph.nodes, 5)]
+        if sample:
+            rows.append(("first entities", ", ".join(map(str, sample)) + (" …" if len(self) > len(sample) else "")))
+        return rows
+
+    def __repr__(self) -> str:
+        from .._display import one_line, plural
+
+        return one_line(
+            "KnowledgeGraph",
+            repr(self.name),
+            plural(len(self), "entity", "entities"),
+            plural(self.graph.number_of_edges(), "edge"),
+            plural(len(self.text_units), "text unit"),
+            plural(len(self.communities), "community", "communities") if self.communities else None,
+            "filtered" if self.graph_filter is not None else None,
+        )
+
+    def _repr_html_(self) -> str:
+        from .._display import html_summary
+
+        return html_summary(repr(self), self._summary_rows())
+
+    def __rich__(self) -> Any:
+        from .._display import rich_summary
+
+        return rich_summary(repr(self), self._summary_rows())

@@ -67,6 +67,14 @@ class Question(BaseModel):
             raise ValueError("expected a list of strings, got a single string (wrap it in [...])")
         return value
 
+    def __repr__(self) -> str:
+        from .._display import one_line, short
+
+        more = f", +{len(self.answers) - 1}" if len(self.answers) > 1 else ""
+        return one_line("Question", repr(self.id), repr(short(self.question, 60)), f"answers=[{self.answers[0]!r}{more}]")
+
+    __str__ = __repr__
+
 
 _FIELDS = set(Question.model_fields) - {"metadata"}
 

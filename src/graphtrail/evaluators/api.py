@@ -68,6 +68,14 @@ class Evaluation:
             skipped=skipped,
         )
 
+    def __repr__(self) -> str:
+        # One line: the records themselves hold whole trajectories.
+        from .._display import one_line, plural
+
+        return one_line("Evaluation", plural(len(self.records), "run"), plural(len(self.questions), "question"),
+                        f"{self.model_calls} model calls ({self.reused_calls} reused)",
+                        f"{len(self.skipped)} skipped" if self.skipped else None)
+
 
 # ---------------------------------------------------------------- inputs
 

@@ -236,6 +236,42 @@ class Report(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
+    # One line in a REPL (everything is in ``to_dict()``), findings and accuracies in a notebook or rich.
+    def __repr__(self) -> str:
+        from .._display import one_line, plural
+
+        base = self.condition("baseline")
+        return one_line(
+            "Report", plural(self.stats.n_questions, "question"), plural(len(self.conditions), "condition"),
+            f"baseline accuracy {base.accuracy:.0%}" if base is not None and base.accuracy is not None else None,
+            f"{plural(self.scores.hidden_influence, 'hidden influencer')}" if self.scores.entities_scored else None,
+        )
+
+    __str__ = __repr__
+
+    def _summary_rows(self) -> list[tuple[str, Any]]:
+        from .findings import findings
+
+        rows: list[tuple[str, Any]] = [(k, v) for k, v in self.meta.items() if k in ("agent", "model", "trials")]
+        for c in self.conditions:
+            if c.accuracy is None:
+                continue
+            ci = f" [{c.ci_low:.0%}, {c.ci_high:.0%}]" if c.ci_low is not None and c.ci_high is not None else ""
+            test = f", McNemar p = {c.mcnemar_p:.2g}" if c.mcnemar_p is not None else ""
+            rows.append((c.label, f"{c.accuracy:.0%}{ci}{test}"))
+        rows += [("finding", f) for f in findings(self)]
+        return rows
+
+    def _repr_html_(self) -> str:
+        from .._display import html_summary
+
+        return html_summary(repr(self), self._summary_rows())
+
+    def __rich__(self) -> Any:
+        from .._display import rich_summary
+
+        return rich_summary(repr(self), self._summary_rows())
+
     def write(self, out_dir: str | Path, *, results: bool = True, html: bool = True) -> dict[str, Path]:
         """Write results.json, report.md, report.html and the PNG plots into ``out_dir``.
 
