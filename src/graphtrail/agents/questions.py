@@ -178,7 +178,7 @@ def load_questions(source: PathLike) -> list[Question]:
     path = Path(source)
     if not path.is_file():
         known = ", ".join(sorted(_BUNDLED))
-        raise QuestionsError(f"{source}: no such file, and not a bundled question set (bundled: {known})")
+        raise QuestionsError(f"questions file not found: {source} (and not a bundled question set: {known})")
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         import gzip

@@ -323,7 +323,7 @@ def load_report(path: str | Path) -> Report:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ReportError(f"{p}: no such file") from None
+        raise ReportError(f"results file not found: {p}") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise ReportError(f"{p}: not a readable results.json ({exc})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
