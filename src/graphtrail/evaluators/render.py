@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -184,9 +185,18 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_MD_ENTITY = re.compile(r"&(?=#?\w+;)")
+
+
 def _md(text: Any) -> str:
-    """A value from the data, safe in Markdown: raw HTML is shown, never rendered."""
-    return html.escape("" if text is None else str(text), quote=False)
+    """A value from the data, safe in Markdown: raw HTML is shown, never rendered.
+
+    Only what could start a tag (``<`` before a letter, ``/``, ``!``, ``?``) or a
+    character reference (``&name;``) is escaped, so ``p < 0.001`` stays readable.
+    """
+    text = "" if text is None else str(text)
+    return _MD_TAG.sub("&lt;", _MD_ENTITY.sub("&amp;", text))
 
 
 def _ablation_conditions(report: "Report") -> list[str]:
