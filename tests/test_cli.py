@@ -172,7 +172,7 @@ def test_console_script_and_python_m_both_work() -> None:
 
 # ----------------------------------------------------------------------------- error paths
 def test_unknown_command_and_missing_option(capsys: pytest.CaptureFixture[str]) -> None:
-    assert_input_error(*call(capsys, "frobnicate")[::2], "No such command")
+    assert_input_error(*call(capsys, "frobnicate")[::2], "no such command")
     code, _, err = call(capsys, "run", "--kg", "countries", "--out", "x")
     assert_input_error(code, err, "--questions", "graphtrail run --help")
 
@@ -363,6 +363,8 @@ def test_demo_writes_traces_results_and_reports(demo_out: tuple[Path, subprocess
     assert all(a["trace_id"] and a["visited"] for a in answers)
     # the short table and where the files are
     assert "cited_removal" in proc.stdout and str(out / "report.html") in proc.stdout
+    # the run's accuracy and the replay baseline's are labelled, and why they differ is said
+    assert "accuracy of these runs (one per question)" in proc.stdout and "Two accuracies" in proc.stdout
     # the agent runs' traces are in the jsonl file, one trace per question
     trace_ids = {
         span["traceId"]

@@ -280,7 +280,7 @@ def test_bundled_names_resolve_first(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_missing_path_lists_bundled_names(tmp_path: Path) -> None:
-    with pytest.raises(KGError, match=r"no such file or folder, and not a bundled dataset \(bundled: countries"):
+    with pytest.raises(KGError, match=r"knowledge graph not found: .*nope.tsv \(and not a bundled dataset: countries"):
         load_kg(tmp_path / "nope.tsv")
 
 

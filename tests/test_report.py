@@ -126,7 +126,7 @@ def test_html_escapes_user_text(tmp_path):
 
 
 def test_load_report_errors_are_typed(tmp_path):
-    with pytest.raises(ReportError, match="no such file"):
+    with pytest.raises(ReportError, match="results file not found"):
         load_report(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -1,13 +1,16 @@
 """The HTML report in a real browser: headless Chromium opens report.html from a loopback server.
 
 Checks what a reader sees: the condition table, every plot decoded (naturalWidth > 0),
-the traversal drawing, and no console errors. A broken hand-written page proves
-the checks can fail. Skips when chromium/chromedriver are not installed
+the traversal drawing, the Findings block and the named hidden influencers above
+the tables, no horizontal scroll at 1366 px, and no console errors. A broken
+hand-written page proves the checks can fail. Skips when chromium/chromedriver are not installed
 (Debian: apt-get install -y chromium chromium-driver).
 """
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +31,19 @@ const imgs = Array.from(document.images).map(i => ({id: i.id, src: i.src.slice(0
 const rows = Array.from(document.querySelectorAll('table#conditions tbody tr')).map(r => ({cls: r.className, cells: Array.from(r.cells).map(c => c.textContent.trim())}));
 const header = Array.from(document.querySelectorAll('table#conditions thead th')).map(c => c.textContent.trim());
 const trav = document.querySelector('#traversal img');
-return {imgs, rows, header, traversal: trav ? {w: trav.naturalWidth, h: trav.naturalHeight, visible: trav.getBoundingClientRect().width > 0} : null};
+const findings = Array.from(document.querySelectorAll('#findings li')).map(li => li.textContent.trim());
+const hidden = Array.from(document.querySelectorAll('#hidden-influencers li .entity')).map(
+  s => ({text: s.textContent.trim(), id: s.title, visible: s.getBoundingClientRect().width > 0}));
+const firstTable = document.querySelector('table');
+const top = y => y.getBoundingClientRect().top + window.scrollY;
+const order = {
+  findings: document.querySelector('#findings') ? top(document.querySelector('#findings')) : null,
+  hidden: document.querySelector('#hidden-influencers') ? top(document.querySelector('#hidden-influencers')) : null,
+  firstTable: firstTable ? top(firstTable) : null};
+const doc = document.documentElement;
+return {imgs, rows, header, findings, hidden, order,
+        scroll: {scrollWidth: doc.scrollWidth, clientWidth: doc.clientWidth},
+        traversal: trav ? {w: trav.naturalWidth, h: trav.naturalHeight, visible: trav.getBoundingClientRect().width > 0} : null};
 """
 
 
@@ -44,7 +59,7 @@ def open_page(driver: Any, url: str) -> tuple[dict[str, Any], list[dict[str, Any
 
 @pytest.fixture(scope="module")
 def driver() -> Any:
-    with headless_chrome() as d:
+    with headless_chrome(width=1366, height=900) as d:
         yield d
 
 
@@ -56,6 +71,8 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         sys.executable, "-m", "graphtrail", "eval",
         "--kg", "countries", "--questions", "countries-demo", "--limit", "4",
         "--conditions", "baseline,cited_removal,random_removal,uncited_removal,leave_one_out",
+        # The demo's model: it cites only the endpoints, so some bridge entities are hidden influencers.
+        "--model", "offline:cite=endpoints,noise=0.2,seed=1",
         "--out", str(out),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
@@ -82,12 +99,42 @@ def test_report_renders_table_plots_and_traversal(driver: Any, report_dir: Path)
     assert state["traversal"] is not None and state["traversal"]["w"] > 100 and state["traversal"]["visible"]
 
 
+def test_findings_and_hidden_influencers_open_the_page(driver: Any, report_dir: Path) -> None:
+    with serve_directory(report_dir) as base:
+        state, severe = open_page(driver, f"{base}/report.html")
+    assert severe == [], f"console errors: {severe}"
+
+    # Findings: two to four sentences, each with a number; above every table.
+    assert 2 <= len(state["findings"]) <= 4, state["findings"]
+    assert all(re.search(r"\d", sentence) for sentence in state["findings"])
+    assert any("McNemar p" in s for s in state["findings"]) and any("inconclusive at n = 4" in s for s in state["findings"])
+    assert state["order"]["findings"] < state["order"]["firstTable"]
+
+    # Hidden influencers: exactly the uncited-but-influential entities of results.json, by name, id on hover.
+    results = json.loads((report_dir / "results.json").read_text(encoding="utf-8"))
+    expected = {(e["name"], e["entity_id"]) for e in results["entities"] if e["influential"] and not e["cited"]}
+    assert expected, "the demo model should leave some influential bridge entity uncited"
+    shown = {(h["text"], h["id"]) for h in state["hidden"]}
+    assert shown == expected
+    assert all(h["visible"] and not re.fullmatch(r"E\d+", h["text"]) for h in state["hidden"])
+    assert state["order"]["hidden"] < state["order"]["firstTable"]
+
+
+def test_no_horizontal_scroll_at_1366px(driver: Any, report_dir: Path) -> None:
+    driver.set_window_size(1366, 900)
+    with serve_directory(report_dir) as base:
+        state, _ = open_page(driver, f"{base}/report.html")
+    assert state["scroll"]["clientWidth"] <= 1366
+    assert state["scroll"]["scrollWidth"] <= state["scroll"]["clientWidth"], state["scroll"]
+
+
 def test_checks_catch_a_broken_page(driver: Any, tmp_path: Path) -> None:
     # The same checks on a page with a missing plot and a script error must fail.
     (tmp_path / "report.html").write_text(
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>broken</title></head><body>"
         "<table id='conditions'><thead><tr><th>Condition</th></tr></thead><tbody></tbody></table>"
         "<figure id='traversal'><img id='plot-traversal' src='missing.png'></figure>"
+        "<table><tr><td style='min-width:3000px'>too wide</td></tr></table>"
         "<script>undefinedFunction()</script></body></html>",
         encoding="utf-8",
     )
@@ -95,5 +142,7 @@ def test_checks_catch_a_broken_page(driver: Any, tmp_path: Path) -> None:
         state, severe = open_page(driver, f"{base}/report.html")
     assert state["rows"] == []
     assert state["traversal"] is not None and state["traversal"]["w"] == 0
+    assert state["findings"] == [] and state["hidden"] == []
+    assert state["scroll"]["scrollWidth"] > state["scroll"]["clientWidth"]  # the scroll check can fail
     messages = " ".join(e["message"] for e in severe)
     assert "missing.png" in messages and "undefinedFunction" in messages

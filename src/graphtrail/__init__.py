@@ -42,3 +42,8 @@ def __getattr__(name: str) -> Any:
 
         return getattr(tracer, name)
     raise AttributeError(f"module 'graphtrail' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # The lazy names above are not module attributes until first used: list them so tab completion finds them.
+    return sorted(set(globals()) | set(__all__))

@@ -699,6 +699,50 @@ class KnowledgeGraph:
         return h.hexdigest()
 
 
+    # ------------------------------------------------------------ display
+    # One line in a REPL, a small table in a notebook; counts only, so a big graph prints instantly.
+    def _summary_rows(self) -> list[tuple[str, Any]]:
+        from itertools import islice
+
+        rows: list[tuple[str, Any]] = [
+            ("entities", len(self)),
+            ("edges", self.number_of_relations()),
+            ("text units", len(self.text_units)),
+            ("communities", len(self.communities) if self.communities_ready else "not computed yet"),
+        ]
+        if self.graph_filter is not None:
+            f = self.graph_filter
+            rows.append(("filter", f"{f.label or 'unnamed'}: {len(f.hidden)} hidden, {len(f.masked)} masked, "
+                                   f"{len(f.text_blocked)} text-blocked"))
+        sample = [r.name for r in islice(self.entities(), 5)]
+        if sample:
+            rows.append(("first entities", ", ".join(map(str, sample)) + (" …" if len(self) > len(sample) else "")))
+        return rows
+
+    def __repr__(self) -> str:
+        from .._display import one_line, plural
+
+        return one_line(
+            "KnowledgeGraph",
+            repr(self.name),
+            plural(len(self), "entity", "entities"),
+            plural(self.number_of_relations(), "edge"),
+            plural(len(self.text_units), "text unit"),
+            plural(len(self.communities), "community", "communities") if self.communities_ready and self.communities else None,
+            "filtered" if self.graph_filter is not None else None,
+        )
+
+    def _repr_html_(self) -> str:
+        from .._display import html_summary
+
+        return html_summary(repr(self), self._summary_rows())
+
+    def __rich__(self) -> Any:
+        from .._display import rich_summary
+
+        return rich_summary(repr(self), self._summary_rows())
+
+
 def mapping_of(kg: KnowledgeGraph) -> Mapping[str, int]:
     """Entity id -> integer node id of ``kg`` (for code that walks arrays)."""
     return kg._store.index

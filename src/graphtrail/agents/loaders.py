@@ -202,7 +202,7 @@ def load_kg(
     path = Path(source)
     if not path.exists():
         known = ", ".join(sorted(_BUNDLED))
-        raise KGError(f"{source}: no such file or folder, and not a bundled dataset (bundled: {known})")
+        raise KGError(f"knowledge graph not found: {source} (and not a bundled dataset: {known})")
     fmt = format or detect_format(path)
     if fmt == "triples":
         kg = load_triples(path, entities=entities)
@@ -349,7 +349,7 @@ def load_triples(
     by_name: dict[str, str | None] = {}
     if table_path is not None:
         if not table_path.is_file():
-            raise KGError(f"{table_path}: entity table not found")
+            raise KGError(f"entity table not found: {table_path}")
         for record in _read_entity_table(table_path):
             kg.add_entity(record["id"], record["name"], record["type"], record["description"], record["aliases"])
             key = record["name"].casefold()

@@ -69,6 +69,14 @@ class Question(BaseModel):
             raise ValueError("expected a list of strings, got a single string (wrap it in [...])")
         return value
 
+    def __repr__(self) -> str:
+        from .._display import one_line, short
+
+        more = f", +{len(self.answers) - 1}" if len(self.answers) > 1 else ""
+        return one_line("Question", repr(self.id), repr(short(self.question, 60)), f"answers=[{self.answers[0]!r}{more}]")
+
+    __str__ = __repr__
+
 
 _FIELDS = set(Question.model_fields) - {"metadata"}
 
@@ -173,7 +181,7 @@ def load_questions(source: PathLike) -> list[Question]:
     path = Path(source)
     if not path.is_file():
         known = ", ".join(sorted(_BUNDLED))
-        raise QuestionsError(f"{source}: no such file, and not a bundled question set (bundled: {known})")
+        raise QuestionsError(f"questions file not found: {source} (and not a bundled question set: {known})")
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         import gzip

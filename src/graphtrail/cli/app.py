@@ -27,9 +27,20 @@ kg_app = typer.Typer(help="Inspect and import knowledge graphs.", no_args_is_hel
 app.add_typer(kg_app, name="kg")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from graphtrail import __version__
+
+        print(f"graphtrail {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks (also GRAPHTRAIL_DEBUG=1).")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", "-V", help="Print graphtrail's version and exit.", is_eager=True, callback=_print_version)
+    ] = False,
 ) -> None:
     """graphtrail: see which knowledge-graph entities shaped an agent's answer."""
 
@@ -179,11 +190,20 @@ def traces(
     format: Annotated[TraceFormat, typer.Option("--format", "-f", help="summary: readable trajectories; jaeger / otlp-json: convert.")] = TraceFormat.summary,
     output: Annotated[Optional[Path], typer.Option("--output", help="Write the conversion here instead of stdout.")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Show at most N trajectories.")] = None,
+    condition: Annotated[
+        Optional[list[str]],
+        typer.Option("--condition", help="Only runs replayed under this ablation condition (comma-separated or repeated), e.g. uncited_removal."),
+    ] = None,
+    question: Annotated[
+        Optional[list[str]],
+        typer.Option("--question", help="Only runs of this question id (or whose question text contains these words); repeatable."),
+    ] = None,
 ) -> None:
     """Show a trace file as trajectories (steps, entities, citations), or convert it for Jaeger/OTLP tools."""
     from . import pipeline
 
-    pipeline.show_traces(file, fmt=format.value, output=output, limit=limit, console=_console())
+    pipeline.show_traces(file, fmt=format.value, output=output, limit=limit, console=_console(),
+                         conditions=condition, questions=question)
 
 
 # ----------------------------------------------------------------------- kg

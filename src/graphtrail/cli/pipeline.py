@@ -179,6 +179,10 @@ def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | N
     trajectories: list[Any] = []
     rows: list[dict[str, Any]] = []
     failures = 0
+    from graphtrail._heartbeat import Heartbeat
+
+    # On a terminal a live bar; piped or in CI, a plain line on stderr every few seconds.
+    beat = None if console.is_terminal else Heartbeat("answering", len(inputs.questions), unit="questions").start()
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task(f"answering with {built.name} ({built.model_name})", total=len(inputs.questions))
         for q in inputs.questions:
@@ -212,6 +216,10 @@ def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | N
                 }
             )
             progress.advance(task)
+            if beat is not None:
+                beat.advance()
+    if beat is not None:
+        beat.stop()
     _flush_tracing()
 
     with (out / "trajectories.jsonl").open("w", encoding="utf-8") as fh:
@@ -226,7 +234,7 @@ def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | N
     console.print(answers_table(rows))
     graded = [r["correct"] for r in rows if r["correct"] is not None]
     if graded:
-        console.print(f"accuracy: {sum(graded)}/{len(graded)} ({sum(graded) / len(graded):.0%})")
+        console.print(f"accuracy of these runs (one per question): {sum(graded)}/{len(graded)} ({sum(graded) / len(graded):.0%})")
     if failures:
         console.print(f"[yellow]{failures} question(s) failed with an exception; see 'error' in answers.jsonl[/]")
     print_files(
@@ -343,9 +351,9 @@ def demo(*, out: Path, otlp: str | None, force: bool, console: Any) -> None:
         f"[bold]graphtrail demo[/]: {len(inputs.questions)} questions on the bundled '{DEMO_KG}' graph, model {DEMO_MODEL}"
     )
     built = build_agent(AgentSpec(agent=None, variant="agentic", model=DEMO_MODEL), kg=inputs.kg)
-    run_questions(built, inputs, out=out, otlp=otlp, console=console)
+    trajectories = run_questions(built, inputs, out=out, otlp=otlp, console=console)
     console.print("[bold]replaying under graph ablations[/] …")
-    evaluate(
+    report = evaluate(
         built,
         inputs,
         out=out,
@@ -359,7 +367,24 @@ def demo(*, out: Path, otlp: str | None, force: bool, console: Any) -> None:
         otlp=otlp,
         console=console,
     )
+    note = two_accuracies(trajectories, report)
+    if note:
+        console.print(note, markup=False)
     console.print(f"open [bold]{out / 'report.html'}[/] in a browser")
+
+
+def two_accuracies(trajectories: list[Any], report: Any) -> str | None:
+    """Why the demo shows two accuracies: one traced run per question vs the mean over repeated baseline trials."""
+    graded = [t.metadata.get("correct") for t in trajectories if t.metadata.get("correct") is not None]
+    base = report.condition("baseline")
+    if not graded or base is None or base.accuracy is None:
+        return None
+    first = f"Two accuracies: the traced runs above scored {sum(graded)}/{len(graded)} ({sum(graded) / len(graded):.0%}), one run per question"
+    second = f"the replay baseline scored {base.accuracy:.0%}, the mean over {base.trials} trials per question"
+    if round(100 * base.accuracy) == round(100 * sum(graded) / len(graded)):
+        return f"{first}; {second}."
+    return (f"{first}; {second}. They differ because the demo's model samples with noise "
+            "(the noise floor), so repeated runs of one question do not always agree.")
 
 
 # ----------------------------------------------------------------- report
@@ -385,7 +410,17 @@ def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> No
 
 
 # ----------------------------------------------------------------- traces
-def show_traces(file: Path, *, fmt: str, output: Path | None, limit: int | None, console: Any) -> None:
+def show_traces(
+    file: Path,
+    *,
+    fmt: str,
+    output: Path | None,
+    limit: int | None,
+    console: Any,
+    conditions: list[str] | None = None,
+    questions: list[str] | None = None,
+) -> None:
+    from .runtags import condition_counts, describe_tags, filter_runs, root_tags, tags_of
     from .tracefiles import merge_otlp, otlp_documents, otlp_to_jaeger, read_json_records
 
     records = read_json_records(file)
@@ -393,11 +428,24 @@ def show_traces(file: Path, *, fmt: str, output: Path | None, limit: int | None,
         trajectories = _trajectories_from(records, file)
         if not trajectories:
             raise InputError(f"{file} holds no agent runs", "expected spans from a traced agent (an 'invoke_agent ...' root span)")
-        shown = trajectories[:limit] if limit else trajectories
-        for traj in shown:
-            console.print(trajectory_panel(traj))
-        console.print(f"{len(trajectories)} run(s) in {file}" + (f", showing {len(shown)}" if len(shown) < len(trajectories) else ""))
+        roots = root_tags(records)
+        tagged = [(t, tags_of(t, roots)) for t in trajectories]
+        matching = filter_runs(tagged, conditions=conditions, questions=questions, file=file)
+        shown = matching[:limit] if limit else matching
+        for traj, tags in shown:
+            console.print(trajectory_panel(traj, label=describe_tags(tags)))
+        summary = f"{len(trajectories)} run(s) in {file}"
+        if len(matching) < len(trajectories):
+            summary += f", {len(matching)} matching"
+        if len(shown) < len(matching) or len(matching) < len(trajectories):
+            summary += f", showing {len(shown)}"
+        counts = condition_counts(g for _, g in tagged)
+        if counts:
+            summary += "; by condition: " + ", ".join(f"{c} {n}" for c, n in counts.items())
+        console.print(summary, markup=False)
         return
+    if conditions or questions:
+        raise InputError("--condition and --question filter the summary", "drop them, or use --format summary")
     docs = otlp_documents(records, file)
     converted = otlp_to_jaeger(docs) if fmt == "jaeger" else merge_otlp(docs)
     text = json.dumps(converted, ensure_ascii=False, indent=None if output is None else 1)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich import box
 from rich.table import Table
@@ -29,8 +30,12 @@ def _entity_label(entity_id: str, names: Mapping[str, str]) -> str:
     return f"{name} ({entity_id})" if name and name != entity_id else entity_id
 
 
-def trajectory_panel(traj: Any, max_entities: int = 6) -> Panel:
-    """One trajectory: question, every tool step with the entities it revealed, answer and citations."""
+def trajectory_panel(traj: Any, max_entities: int = 6, label: str = "") -> Panel:
+    """One trajectory: question, every tool step with the entities it revealed, answer and citations.
+
+    ``label`` (e.g. ``uncited_removal · countries-0111 · trial 0``) goes in the title, so replays of
+    one question under different conditions can be told apart.
+    """
     names = traj.entity_names
     cited = set(traj.citations)
     steps = Table(box=None, show_header=True, header_style="bold", pad_edge=False, expand=False)
@@ -73,7 +78,7 @@ def trajectory_panel(traj: Any, max_entities: int = 6) -> Panel:
         Text.assemble(("citations: ", "bold"), citations if traj.citations else Text("—", style="dim")),
         Text.assemble(("visited, not cited: ", "bold"), uncited),
     )
-    title = traj.name + (f"  trace {traj.trace_id}" if traj.trace_id else "")
+    title = escape(traj.name) + ("  " + escape(f"[{label}]") if label else "") + (f"  trace {traj.trace_id}" if traj.trace_id else "")
     return Panel(body, title=title, title_align="left", expand=False)
 
 

@@ -83,6 +83,14 @@ class Evaluation:
             skipped=skipped,
         )
 
+    def __repr__(self) -> str:
+        # One line: the records themselves hold whole trajectories.
+        from .._display import one_line, plural
+
+        return one_line("Evaluation", plural(len(self.records), "run"), plural(len(self.questions), "question"),
+                        f"{self.model_calls} model calls ({self.reused_calls} reused)",
+                        f"{len(self.skipped)} skipped" if self.skipped else None)
+
 
 # ---------------------------------------------------------------- inputs
 
@@ -211,10 +219,11 @@ def _closure_values(fn: Any) -> Iterator[Any]:
 
 
 class _Progress:
-    """A rich progress bar, silent when disabled or when stdout is not a terminal."""
+    """A rich progress bar on a terminal; elsewhere (pipes, CI logs) a plain line on stderr every few seconds."""
 
     def __init__(self, enabled: bool) -> None:
         self._bar: Any = None
+        self._beat: Any = None
         if enabled:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -230,19 +239,29 @@ class _Progress:
                     console=console,
                     transient=False,
                 )
+            else:
+                from .._heartbeat import Heartbeat
+
+                self._beat = Heartbeat("replay", 0)
         self._task: Any = None
         self._calls = self._reused = 0
 
     def __enter__(self) -> "_Progress":
         if self._bar is not None:
             self._bar.__enter__()
+        if self._beat is not None:
+            self._beat.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self._bar is not None:
             self._bar.__exit__(*exc)
+        if self._beat is not None:
+            self._beat.stop()
 
     def phase(self, description: str, total: int) -> None:
+        if self._beat is not None:
+            self._beat.phase(description, total)
         if self._bar is not None:
             self._task = self._bar.add_task(description, total=total, calls=self._calls, reused=self._reused)
 
@@ -250,6 +269,8 @@ class _Progress:
         if not from_cache:
             self._calls += record.model_calls
             self._reused += record.reused_calls
+        if self._beat is not None:
+            self._beat.advance()
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, advance=1, calls=self._calls, reused=self._reused)
 

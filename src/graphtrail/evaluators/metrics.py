@@ -142,6 +142,10 @@ def answer_entities(answer: str | None, trajectory: Trajectory, question: Any = 
 
 
 # ------------------------------------------------------------------ source support
+#: Normalised answers that name no entity: their source support is not defined.
+YES_NO = frozenset({"yes", "no"})
+
+
 @dataclass
 class SourceSupport:
     """Whether the cited evidence backs the answer, and how.
@@ -149,7 +153,9 @@ class SourceSupport:
     ``how``: ``"cited"`` (an answer entity is cited), ``"edge"`` (an answer
     entity is one traversed edge from a cited entity), ``"text"`` (a cited
     entity's description/text units, or the tool output that revealed it,
-    states the answer), or ``None`` (unsupported, or no answer).
+    states the answer), ``"yes/no"`` (``supported`` is ``None``: the answer
+    names no entity, so support is not defined), or ``None`` (unsupported, or
+    no answer).
     """
 
     supported: bool | None
@@ -170,6 +176,9 @@ def source_support(trajectory: Trajectory, question: Any = None, kg: Any = None)
     if trajectory.answer is None:
         return SourceSupport(None, None, [], grounded)
     ents = answer_entities(trajectory.answer, trajectory, question, kg)
+    if not ents and normalize(trajectory.answer) in YES_NO:
+        # A yes/no answer names no entity a citation could back: entity support does not apply.
+        return SourceSupport(None, "yes/no", ents, grounded)
     cited_set = set(cited)
     if cited_set & set(ents):
         return SourceSupport(True, "cited", ents, grounded)

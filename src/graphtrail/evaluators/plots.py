@@ -3,12 +3,15 @@
 Figures are drawn on :class:`matplotlib.figure.Figure` with the Agg canvas,
 never through ``pyplot``: no global backend switch, no shared state, safe in a
 user's notebook or a server thread. Each function returns PNG bytes, or
-``None`` when the report has nothing to draw.
+``None`` when the report has nothing to draw. Data strings (question ids,
+entity names, answers) go through :mod:`.plotfonts`: drawn literally (never
+as mathtext) and in fonts that have their glyphs, else as the entity id.
 """
 
 from __future__ import annotations
 
 import io
+import warnings
 from typing import TYPE_CHECKING
 
 import networkx as nx
@@ -18,8 +21,10 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from .plotfonts import families, label, plain
+
 if TYPE_CHECKING:
-    from .report import Report
+    from .report import Report, TraversalNode
 
 __all__ = ["accuracy_plot", "influence_plot", "traversal_plot", "render_plots"]
 
@@ -53,8 +58,8 @@ def accuracy_plot(report: "Report") -> bytes | None:
     if paper and report.paper_reference:
         ax.scatter([i for i, _ in paper], [v for _, v in paper], marker="D", facecolors="none", edgecolors="#e8590c",
                    zorder=3, label="paper's Table 2 (different data)")
-    ax.set_xticks(x, [r.label.replace(" (mean over entities)", "\n(per entity)").replace(" (mean over subsets)", "\n(subsets)")
-                      for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(x, [plain(r.label.replace(" (mean over entities)", "\n(per entity)").replace(" (mean over subsets)", "\n(subsets)"))
+                      for r in rows], rotation=30, ha="right", fontsize=8, fontfamily=families())
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("accuracy")
     ax.set_title(f"Accuracy per condition (n = {report.stats.n_questions} questions)")
@@ -94,7 +99,7 @@ def influence_plot(report: "Report", max_questions: int = 40, max_positions: int
         ax.scatter(*zip(*cited_pts), marker="o", s=14, color=CITED, label="cited")
     if hidden_pts:
         ax.scatter(*zip(*hidden_pts), marker="x", s=22, color="black", label="uncited & influential")
-    ax.set_yticks(range(len(qids)), qids, fontsize=7)
+    ax.set_yticks(range(len(qids)), [plain(q) for q in qids], fontsize=7, fontfamily=families())
     ax.set_xticks(range(width), [str(j + 1) for j in range(width)], fontsize=7)
     ax.set_xlabel("entity, by first-visit position in the baseline trajectory")
     ax.set_ylabel("question")
@@ -125,7 +130,8 @@ def traversal_plot(report: "Report", max_nodes: int = 60) -> bytes | None:
     ax.set_axis_off()
     nx.draw_networkx_edges(graph, pos, ax=ax, edge_color="#ced4da", arrows=True, arrowsize=8)
     if len(relations) <= 30:
-        nx.draw_networkx_edge_labels(graph, pos, edge_labels=relations, ax=ax, font_size=6, font_color="#868e96")
+        nx.draw_networkx_edge_labels(graph, pos, edge_labels={k: plain(v) for k, v in relations.items()}, ax=ax,
+                                     font_size=6, font_color="#868e96")
     fills = [CITED if n.cited else UNCITED for n in nodes]
     borders = [INFLUENTIAL if n.influential else "white" for n in nodes]
     shapes = {"o": [n for n in nodes if not (n.topic or n.answer)], "s": [n for n in nodes if n.topic], "*": [n for n in nodes if n.answer and not n.topic]}
@@ -136,8 +142,9 @@ def traversal_plot(report: "Report", max_nodes: int = 60) -> bytes | None:
         nx.draw_networkx_nodes(graph, pos, nodelist=[m.id for m in members], ax=ax, node_shape=shape,
                                node_color=[fills[i] for i in idx], edgecolors=[borders[i] for i in idx],
                                linewidths=2.5, node_size=[420 if shape == "*" else 260] * len(members))
-    labels = {n.id: (n.name or n.id)[:24] for n in nodes}
-    nx.draw_networkx_labels(graph, pos, labels=labels, ax=ax, font_size=7)
+    for node_id, text in node_labels(nodes).items():
+        x_pos, y_pos = pos[node_id]
+        ax.text(x_pos, y_pos, text, fontsize=7, fontfamily=families(), ha="center", va="center", clip_on=True)
     handles = [
         Line2D([], [], marker="o", ls="", color=CITED, label="cited"),
         Line2D([], [], marker="o", ls="", color=UNCITED, label="visited, not cited"),
@@ -147,15 +154,31 @@ def traversal_plot(report: "Report", max_nodes: int = 60) -> bytes | None:
     ]
     ax.legend(handles=handles, fontsize=8, loc="lower left", framealpha=0.9)
     title = tr.question if len(tr.question) < 90 else tr.question[:87] + "..."
-    ax.set_title(f"{tr.question_id}: {title}\nanswer: {tr.answer}", fontsize=9)
+    answer = label(str(tr.answer), "(answer not drawable in the installed fonts)")
+    title = label(title, "(question not drawable in the installed fonts)")
+    ax.set_title(f"{plain(tr.question_id)}: {title}\nanswer: {answer}", fontsize=9, fontfamily=families())
     return _png(fig)
 
 
+def node_labels(nodes: "list[TraversalNode]", width: int = 24) -> dict[str, str]:
+    """Node id -> the label drawn: the entity's name (cut to ``width``), or its id when the fonts lack a glyph."""
+    return {n.id: label((n.name or n.id)[:width], n.id[:width]) for n in nodes}
+
+
 def render_plots(report: "Report") -> dict[str, bytes]:
-    """``{"accuracy": png, "influence": png, "traversal": png}`` for whatever the report can draw."""
+    """``{"accuracy": png, "influence": png, "traversal": png}`` for whatever the report can draw.
+
+    A plot that fails to draw is left out with a warning: the reports around it
+    (and the other plots) are worth more than a crash after a long evaluation.
+    """
     out = {}
     for name, fn in (("accuracy", accuracy_plot), ("influence", influence_plot), ("traversal", traversal_plot)):
-        png = fn(report)
+        try:
+            png = fn(report)
+        except Exception as exc:  # noqa: BLE001 - one figure must not cost the report
+            warnings.warn(f"graphtrail: the {name} plot could not be drawn and is left out ({type(exc).__name__}: {exc})",
+                          RuntimeWarning, stacklevel=2)
+            continue
         if png is not None:
             out[name] = png
     return out

@@ -103,3 +103,13 @@ class RunRecord(BaseModel):
     trace_id: str | None = None
     baseline_trace_id: str | None = None
     trajectory: Trajectory | None = None
+
+    def __repr__(self) -> str:
+        from .._display import one_line, short
+
+        k = self.key
+        where = f"{k.question_id}/{k.condition}" + (f"[{k.variant}]" if k.variant else "") + f"#{k.trial}"
+        return one_line("RunRecord", repr(where), f"answer={short(self.answer, 32)!r}", f"correct={self.correct}",
+                        f"changed={self.changed}", self.status if self.status != "ok" else None)
+
+    __str__ = __repr__

@@ -3,21 +3,27 @@
 Both are plain string building (``html.escape`` for every value), no template
 engine and no network: the HTML embeds its plots as base64 PNGs and its CSS
 inline, so the file can be mailed or opened offline. Element ids/classes
-(``table#conditions``, ``img.plot``, ``figure#traversal`` ...) are stable for
-browser tests.
+(``table#conditions``, ``img.plot``, ``figure#traversal``, ``section#findings``,
+``section#hidden-influencers`` ...) are stable for browser tests.
+
+report.md escapes ``<``, ``>`` and ``&`` in every value from the data (questions,
+answers, entity names): Markdown viewers render raw HTML.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import re
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from .findings import findings, hidden_influencers
+
 if TYPE_CHECKING:
-    from .report import ConditionRow, Report
+    from .report import ConditionRow, QuestionRow, Report
 
 __all__ = ["render_markdown", "render_html", "condition_table"]
 
@@ -61,6 +67,54 @@ PAPER_NOTE = (
     "The paper's column is a reference only: arXiv:2605.15109, Agentic GraphRAG on 25 "
     "2WikiMultiHopQA questions, one run per condition; different data, model and agent."
 )
+
+
+#: One line per number a reader cannot be expected to know; shown as tooltips and under "How to read the numbers".
+GLOSSARY: dict[str, str] = {
+    "Output changed": "share of runs whose answer differs from the baseline's answer (for the baseline: repeated "
+                      "trials that disagree with the first one)",
+    "McNemar p": "exact paired test of per-question correctness against the baseline; below 0.05 is a detected "
+                 "shift, above it the comparison is inconclusive at this n (not 'no effect')",
+    "pass^k": "share of questions answered correctly in all k repeated trials (an unbiased estimate from the "
+              "trials run): reliability, stricter than accuracy",
+    "Influence": "how often hiding the entity alone changed the answer, minus the noise floor; negative means it "
+                 "changed the answer less often than repeated baseline runs disagree by themselves: no detectable effect",
+    "Kendall τ": "agreement between the order of the citations and the order the agent first visited them: "
+                 "1 = same order, 0 = unrelated, −1 = reversed",
+    "Structural gap": "excess change under visited-but-uncited removal minus excess change under text-only isolation: "
+                      "positive when the uncited entities' place in the graph (ids, edges) matters beyond their text",
+    "Noise floor": "how often repeated baseline runs of the same question disagree; changes at or below it are "
+                   "indistinguishable from the agent's own randomness",
+    "Support": "how the citations back the answer: cited (an answer entity is cited), edge (one traversed edge "
+               "from a cited entity), text (a cited entity's text states it); n/a for yes/no answers, which name "
+               "no entity a citation could back",
+}
+
+#: How a yes/no answer's support is shown: it names no entity, so entity support does not apply.
+SUPPORT_NA = "n/a (yes/no)"
+
+
+def _support(q: "QuestionRow") -> str:
+    if q.support_how == "yes/no":
+        return SUPPORT_NA
+    return q.support_how or ("no" if q.supported is False else "–")
+
+
+def _gold(gold: list[str]) -> tuple[str, str]:
+    """(shown, all): the first gold answer plus ``+17``, and every alias for the tooltip."""
+    if not gold:
+        return "–", ""
+    return gold[0] + (f" +{len(gold) - 1}" if len(gold) > 1 else ""), "; ".join(gold)
+
+
+def entity_names(report: "Report") -> dict[str, str]:
+    """Entity id -> name, from every entity the report scored or drew."""
+    names = {e.entity_id: e.name for e in report.entities if e.name}
+    if report.traversal is not None:
+        for n in report.traversal.nodes:
+            if n.name:
+                names.setdefault(n.id, n.name)
+    return names
 
 
 def _has_paper_column(report: "Report") -> bool:
@@ -116,7 +170,10 @@ def _score_rows(report: "Report") -> list[tuple[str, str, str]]:
 def _score_rows_all(report: "Report", how: str) -> list[tuple[str, str, str]]:
     s = report.scores
     f = s.faithfulness
-    return [
+    yes_no = sum(1 for q in report.questions if q.support_how == "yes/no")
+    if yes_no:
+        how += f"; {yes_no} yes/no answer(s) not scored (they name no entity)"
+    rows = [
         ("Source support", f"{_pct(s.source_support)} of {s.source_support_n} answers", f"how: {how}"),
         ("Grounded citations", _pct(s.grounded_citations), "share of citations some tool returned"),
         ("Coverage", f"{_pct(s.coverage)} over {s.coverage_n} questions", "share of influential entities that are cited"),
@@ -128,36 +185,66 @@ def _score_rows_all(report: "Report", how: str) -> list[tuple[str, str, str]]:
         ("Structural faithfulness", _num(f.get("score")),
          f"1 − excess change under uncited removal; mask {_num(f.get('mask_score'))}; "
          f"text-only excess {_num(f.get('excess_text_only'))}; structural gap {_num(f.get('structural_gap'))}"),
-        ("Surrogate fit (LDS)", f"{_num(s.lds)} over {s.lds_n} questions", "held-out Spearman; trust weights above ~0.3"),
     ]
+    if s.lds_n:
+        rows.append(("Surrogate fit (LDS)", f"{_num(s.lds)} over {s.lds_n} questions", "held-out Spearman; trust weights above ~0.3"))
+    else:
+        rows.append(("Surrogate fit (LDS)", "not run",
+                     "needs the random_subsets condition: graphtrail eval --conditions all (or add random_subsets)"))
+    return rows
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
     def esc(cell: str) -> str:
-        return cell.replace("|", "\\|").replace("\n", " ")
+        return _md(cell).replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_MD_ENTITY = re.compile(r"&(?=#?\w+;)")
+
+
+def _md(text: Any) -> str:
+    """A value from the data, safe in Markdown: raw HTML is shown, never rendered.
+
+    Only what could start a tag (``<`` before a letter, ``/``, ``!``, ``?``) or a
+    character reference (``&name;``) is escaped, so ``p < 0.001`` stays readable.
+    """
+    text = "" if text is None else str(text)
+    return _MD_TAG.sub("&lt;", _MD_ENTITY.sub("&amp;", text))
+
+
+def _ablation_conditions(report: "Report") -> list[str]:
+    return [c.condition for c in report.conditions if not c.per_entity and c.condition != "baseline"]
+
+
 def _question_rows(report: "Report") -> tuple[list[str], list[list[str]]]:
-    conds = [c.condition for c in report.conditions if not c.per_entity and c.condition != "baseline"]
+    """The per-question table for report.md: entity names with their ids, the first gold answer plus a count."""
+    names = entity_names(report)
+    conds = _ablation_conditions(report)
+
+    def ents(ids: list[str], limit: int = 12) -> str:
+        shown = ", ".join(f"{names[e]} ({e})" if e in names else e for e in ids[:limit])
+        return shown + (f" +{len(ids) - limit} more" if len(ids) > limit else "")
+
     header = ["Question", "Gold", "Baseline answer", "Correct", "Cited", "Visited, uncited", "Support", "Fidelity",
               "Coverage", "Hidden influence"] + [f"{c} answer" for c in conds]
     rows = []
     for q in report.questions:
         rows.append([
             f"{q.question_id}: {q.question}",
-            "; ".join(q.gold),
+            _gold(q.gold)[0],
             str(q.baseline_answer),
             {True: "yes", False: "no", None: "–"}[q.baseline_correct],
-            ", ".join(q.citations),
-            ", ".join(q.visited_uncited[:12]) + (" …" if len(q.visited_uncited) > 12 else ""),
-            q.support_how or ("no" if q.supported is False else "–"),
+            ents(q.citations),
+            ents(q.visited_uncited),
+            _support(q),
             _pct(q.fidelity),
             _pct(q.coverage),
-            ", ".join(q.hidden_influence),
+            ents(q.hidden_influence),
         ] + [str(q.answers.get(c, "–")) for c in conds])
     return header, rows
 
@@ -190,11 +277,14 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     """report.md: the same sections as the HTML, plots linked as files beside it."""
     plot_files = plot_files or {}
     st = report.stats
-    out = ["# graphtrail evaluation report", "", _meta_line(report), ""]
+    out = ["# graphtrail evaluation report", "", _md(_meta_line(report)), ""]
     out += _md_banner(report)
     if (nothing := cited_nothing_line(report)) is not None:
-        out += [f"**{nothing}**", ""]
-    out += [judge_line(report), ""]
+        out += [f"**{_md(nothing)}**", ""]
+    out += [_md(judge_line(report)), ""]
+    found = findings(report)
+    if found:
+        out += ["## Findings", "", *[f"- {_md(f)}" for f in found], ""]
     out += ["## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
     out.append("")
@@ -204,8 +294,9 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     nf = (f"noise floor (answer disagreement between repeated baseline trials): {_pct(st.noise_floor_answer)}; "
           f"correctness disagreement: {_pct(st.noise_floor_correct)}; baseline trials: {st.baseline_trials}")
     out += [f"- {nf}", f"- intervals: {st.confidence:.0%} cluster bootstrap over questions, {st.n_boot} resamples, seed {st.seed}"]
-    out += [f"- {n}" for n in st.notes]
+    out += [f"- {_md(n)}" for n in st.notes]
     out += ["", "## Provenance scores", "", _md_table(["Score", "Value", "Detail"], [list(r) for r in _score_rows(report)]), ""]
+    out += ["How to read the numbers:", "", *[f"- **{k}**: {v}." for k, v in GLOSSARY.items()], ""]
     for name, title in (("accuracy", "Accuracy per condition"), ("influence", "Per-entity influence"), ("traversal", "Traversal")):
         if name in plot_files:
             out += [f"![{title}]({plot_files[name]})", ""]
@@ -224,8 +315,16 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
 
 
 # ------------------------------------------------------------------ HTML
+#: Latin system fonts first, then CJK fonts for names in Chinese, Japanese or Korean (the browser falls back glyph by glyph).
+FONT_STACK = (
+    'system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Helvetica Neue",Arial,'
+    '"Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC","PingFang SC","Hiragino Sans GB","Microsoft YaHei",'
+    '"WenQuanYi Micro Hei","Noto Sans CJK JP","Hiragino Sans","Yu Gothic","Noto Sans CJK KR","Malgun Gothic",sans-serif'
+)
+
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#212529}
+body{font-family:%FONTS%;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#212529;overflow-wrap:break-word}
+#meta{overflow-wrap:anywhere}
 h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #dee2e6;padding-bottom:.2rem}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
 th,td{border:1px solid #dee2e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
@@ -236,14 +335,20 @@ img.plot{max-width:100%;border:1px solid #dee2e6;margin:.5rem 0}figure{margin:1r
 details{margin:.5rem 0}
 .invalid{background:#fff5f5;border:2px solid #e03131;color:#c92a2a;padding:.5rem 1rem;font-weight:600}
 .warn{background:#fff9db;border-left:4px solid #f08c00;padding:.5rem 1rem;font-weight:600}
-"""
+.scroll{overflow-x:auto;max-width:100%}
+#findings{background:#e7f5ff;border-left:4px solid #1c7ed6;padding:.3rem 1rem}#findings ul{margin:.4rem 0;padding-left:1.2rem}
+#hidden-influencers ul{columns:2 24rem;margin:.3rem 0}
+.entity[title],td.gold[title]{text-decoration:underline dotted #adb5bd}th[title]{cursor:help}
+td.changed{background:#fff3bf}table#questions td{max-width:16rem}table#questions td.q{min-width:14rem}
+dl#glossary{font-size:.9rem;color:#495057}dl#glossary dt{font-weight:600;float:left;margin-right:.4rem}dl#glossary dd{margin:0 0 .2rem}
+""".replace("%FONTS%", FONT_STACK)
 
 
 def _md_banner(report: "Report") -> list[str]:
     from .tool_coverage import banner_sentences
 
     sentences = banner_sentences(report)
-    return ["> **⛔ " + sentences[0] + "**", *[f"> {s}" for s in sentences[1:]], ""] if sentences else []
+    return ["> **⛔ " + _md(sentences[0]) + "**", *[f"> {_md(s)}" for s in sentences[1:]], ""] if sentences else []
 
 
 def _html_banner(report: "Report") -> str:
@@ -259,16 +364,120 @@ def _e(x: Any) -> str:
     return html.escape("" if x is None else str(x))
 
 
+def _tip(header: str) -> str:
+    """`` title="..."`` for a column whose number needs explaining (see :data:`GLOSSARY`)."""
+    key = "pass^k" if header.startswith("pass^") else header
+    for name, text in GLOSSARY.items():
+        if key == name or key.startswith(name):
+            return f' title="{_e(text)}"'
+    return ""
+
+
 def _html_table(table_id: str, header: list[str], rows: list[list[str]], row_classes: list[str] | None = None,
                 paper_col: int | None = None) -> str:
     paper = ' class="paper"'
-    head = "".join(f"<th{paper if i == paper_col else ''}>{_e(h)}</th>" for i, h in enumerate(header))
+    head = "".join(f"<th{paper if i == paper_col else ''}{_tip(h)}>{_e(h)}</th>" for i, h in enumerate(header))
     body = []
     for n, row in enumerate(rows):
         cls = f' class="{_e(row_classes[n])}"' if row_classes else ""
         cells = "".join(f"<td{paper if i == paper_col else ''}>{_e(c)}</td>" for i, c in enumerate(row))
         body.append(f"<tr{cls}>{cells}</tr>")
-    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    return f'<div class="scroll"><table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _ent(eid: str, names: Mapping[str, str]) -> str:
+    """An entity by name, its id on hover (the id alone when the name is unknown)."""
+    name = names.get(eid)
+    return f'<span class="entity" title="{_e(eid)}">{_e(name)}</span>' if name else f'<span class="entity">{_e(eid)}</span>'
+
+
+def _ents(ids: list[str], names: Mapping[str, str], limit: int = 6) -> str:
+    if not ids:
+        return "–"
+    shown = ", ".join(_ent(e, names) for e in ids[:limit])
+    if len(ids) <= limit:
+        return shown
+    rest = ", ".join(_ent(e, names) for e in ids[limit:])
+    return f"{shown} <details><summary>+{len(ids) - limit} more</summary>{rest}</details>"
+
+
+def _findings_html(report: "Report") -> str:
+    found = findings(report)
+    if not found:
+        return ""
+    items = "".join(f"<li>{_e(f)}</li>" for f in found)
+    return f'<section id="findings"><h2>Findings</h2><ul>{items}</ul></section>'
+
+
+def _hidden_html(report: "Report", names: Mapping[str, str]) -> str:
+    """The uncited-but-influential entities, by name, near the top of the page."""
+    head = '<section id="hidden-influencers"><h2>Hidden influencers</h2>'
+    if not report.scores.entities_scored:
+        return (f'{head}<p class="note">Not measured: entity influence needs the leave_one_out condition '
+                "(graphtrail eval runs it by default).</p></section>")
+    hidden = hidden_influencers(report)
+    if not hidden:
+        return f'{head}<p class="note">None: every entity whose removal changed the answer was cited.</p></section>'
+    questions = {q.question_id: q.question for q in report.questions}
+    items = "".join(
+        f'<li>{_ent(h.entity_id, names)} <span class="note">in <span title="{_e(questions.get(h.question_id, ""))}">'
+        f"{_e(h.question_id)}</span>, influence {_num(h.influence)}</span></li>"
+        for h in hidden
+    )
+    return (f'{head}<p class="note">Visited by the agent, never cited, yet hiding each one alone changed the answer '
+            f"({len(hidden)} entit{'y' if len(hidden) == 1 else 'ies'}):</p><ul>{items}</ul></section>")
+
+
+#: Short column heads for the per-question answers under each ablation (the full label is the tooltip).
+SHORT_LABELS = {
+    "cited_removal": "Cited removed",
+    "random_removal": "Random removed",
+    "full_isolation": "Full isolation",
+    "text_only_isolation": "Text-only",
+    "uncited_removal": "Uncited removed",
+    "uncited_mask": "Uncited masked",
+}
+
+
+def _questions_html(report: "Report", names: Mapping[str, str]) -> str:
+    """Per question: names with ids on hover, the first gold answer plus a count, changed answers marked."""
+    from .judges import normalize
+
+    conds = _ablation_conditions(report)
+    labels = {c.condition: c.label for c in report.conditions}
+    head = ["<th>Question</th>", "<th>Gold</th>", "<th>Answer</th>", "<th>Correct</th>", "<th>Cited</th>",
+            "<th>Visited, uncited</th>", f"<th{_tip('Support')}>Support</th>", "<th>Fidelity</th>", "<th>Coverage</th>",
+            "<th>Hidden influence</th>"]
+    head += [f'<th title="answer under {_e(labels.get(c, c))}">{_e(SHORT_LABELS.get(c, c))}</th>' for c in conds]
+    body = []
+    for q in report.questions:
+        gold, every = _gold(q.gold)
+        base = normalize(q.baseline_answer)
+        cells = [
+            f'<td class="q"><b>{_e(q.question_id)}</b> {_e(q.question)}</td>',
+            f'<td class="gold" title="{_e(every)}">{_e(gold)}</td>',
+            f"<td>{_e(q.baseline_answer)}</td>",
+            f"<td>{_e({True: 'yes', False: 'no', None: '–'}[q.baseline_correct])}</td>",
+            f"<td>{_ents(q.citations, names)}</td>",
+            f"<td>{_ents(q.visited_uncited, names, limit=4)}</td>",
+            f"<td>{_e(_support(q))}</td>",
+            f'<td class="num">{_e(_pct(q.fidelity))}</td>',
+            f'<td class="num">{_e(_pct(q.coverage))}</td>',
+            f"<td>{_ents(q.hidden_influence, names)}</td>",
+        ]
+        for c in conds:
+            answer = q.answers.get(c)
+            changed = c in q.answers and normalize(answer) != base
+            cls = ' class="changed" title="differs from the baseline answer"' if changed else ""
+            cells.append(f"<td{cls}>{_e('–' if c not in q.answers else answer)}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return (f'<div class="scroll"><table id="questions"><thead><tr>{"".join(head)}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
+def _glossary_html() -> str:
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}.</dd>" for k, v in GLOSSARY.items())
+    return f'<h3>How to read the numbers</h3><dl id="glossary">{items}</dl>'
 
 
 def _img(name: str, png: bytes, alt: str) -> str:
@@ -280,6 +489,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     """report.html: self-contained (inline CSS, base64 plots), no scripts, no network."""
     plots = plots or {}
     st = report.stats
+    names = entity_names(report)
     header, rows = condition_table(report)
     paper_col = len(header) - 1 if _has_paper_column(report) else None
     parts = [
@@ -294,6 +504,8 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         _html_banner(report),
         *([f'<p class="warn" id="cited-nothing">{_e(cited_nothing_line(report))}</p>'] if report.cited_nothing else []),
         f'<p class="note" id="judge">{_e(judge_line(report))}</p>',
+        _findings_html(report),
+        _hidden_html(report, names),
         '<section id="accuracy"><h2>Accuracy per condition</h2>',
         _html_table("conditions", header, rows, [r.condition for r in report.conditions], paper_col),
     ]
@@ -313,6 +525,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         "</ul></section>",
         '<section id="scores"><h2>Provenance scores</h2>',
         _html_table("scores", ["Score", "Value", "Detail"], [list(r) for r in _score_rows(report)]),
+        _glossary_html(),
         "</section>",
     ]
     parts.append('<section id="entities"><h2>Entities</h2>')
@@ -320,7 +533,10 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     parts.append(_html_table("entity-labels", ["Label", "Entities"], [[LABEL_TEXT.get(k, k), str(v)] for k, v in sorted(counts.items())]))
     if "influence" in plots:
         parts.append(f'<figure id="influence">{_img("influence", plots["influence"], "Per-entity influence matrix")}'
-                     "<figcaption>Influence of each visited entity (rows: questions; columns: first-visit position).</figcaption></figure>")
+                     "<figcaption>Influence of each visited entity (rows: questions; columns: first-visit position): "
+                     "how often hiding it alone changed the answer, minus the noise floor. Red: it changed the answer; "
+                     "white: no effect; blue (negative): it changed the answer less often than repeated baseline runs "
+                     "disagree by themselves, i.e. no detectable effect.</figcaption></figure>")
     ent_rows = [[e.question_id, e.entity_id, e.name or "", "yes" if e.cited else "no", str(e.visit_rank or "–"),
                  _pct(e.loo_change_rate), _num(e.surrogate_weight), _num(e.influence), LABEL_TEXT.get(e.label, e.label)]
                 for e in report.entities]
@@ -333,7 +549,9 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
                      f'{_img("traversal", plots["traversal"], "Traversal subgraph")}'
                      "<figcaption>Entities and edges the baseline run visited: green = cited, grey = visited but not cited, "
                      "red ring = influential, square = topic entity, star = answer entity.</figcaption></figure></section>")
-    qh, qr = _question_rows(report)
-    parts += ['<section id="per-question"><h2>Per question</h2>', _html_table("questions", qh, qr), "</section>"]
+    parts += ['<section id="per-question"><h2>Per question</h2>',
+              '<p class="note">Hover a name for its id, a gold answer for every accepted alias; '
+              "shaded answers differ from the baseline's.</p>",
+              _questions_html(report, names), "</section>"]
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -261,6 +261,42 @@ class Report(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
+    # One line in a REPL (everything is in ``to_dict()``), findings and accuracies in a notebook or rich.
+    def __repr__(self) -> str:
+        from .._display import one_line, plural
+
+        base = self.condition("baseline")
+        return one_line(
+            "Report", plural(self.stats.n_questions, "question"), plural(len(self.conditions), "condition"),
+            f"baseline accuracy {base.accuracy:.0%}" if base is not None and base.accuracy is not None else None,
+            f"{plural(self.scores.hidden_influence, 'hidden influencer')}" if self.scores.entities_scored else None,
+        )
+
+    __str__ = __repr__
+
+    def _summary_rows(self) -> list[tuple[str, Any]]:
+        from .findings import findings
+
+        rows: list[tuple[str, Any]] = [(k, v) for k, v in self.meta.items() if k in ("agent", "model", "trials")]
+        for c in self.conditions:
+            if c.accuracy is None:
+                continue
+            ci = f" [{c.ci_low:.0%}, {c.ci_high:.0%}]" if c.ci_low is not None and c.ci_high is not None else ""
+            test = f", McNemar p = {c.mcnemar_p:.2g}" if c.mcnemar_p is not None else ""
+            rows.append((c.label, f"{c.accuracy:.0%}{ci}{test}"))
+        rows += [("finding", f) for f in findings(self)]
+        return rows
+
+    def _repr_html_(self) -> str:
+        from .._display import html_summary
+
+        return html_summary(repr(self), self._summary_rows())
+
+    def __rich__(self) -> Any:
+        from .._display import rich_summary
+
+        return rich_summary(repr(self), self._summary_rows())
+
     def write(self, out_dir: str | Path, *, results: bool = True, html: bool = True) -> dict[str, Path]:
         """Write results.json, report.md, report.html and the PNG plots into ``out_dir``.
 
@@ -279,20 +315,30 @@ class Report(BaseModel):
             results_path = out / "results.json"
             results_path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
             paths["results"] = results_path
-        plots = render_plots(self)
+        plots = render_plots(self)  # a plot that cannot be drawn is left out, with a warning
         plot_files: dict[str, str] = {}
         for name, png in plots.items():
             path = out / f"{name}.png"
             path.write_bytes(png)
             paths[name] = path
             plot_files[name] = path.name
-        md = out / "report.md"
-        md.write_text(render_markdown(self, plot_files), encoding="utf-8")
-        paths["markdown"] = md
+        # Each report file is written on its own: one that fails must not cost the others.
+        steps: list[tuple[str, Path, Callable[[], str]]] = [("markdown", out / "report.md", lambda: render_markdown(self, plot_files))]
         if html:
-            html_path = out / "report.html"
-            html_path.write_text(render_html(self, plots), encoding="utf-8")
-            paths["html"] = html_path
+            steps.append(("html", out / "report.html", lambda: render_html(self, plots)))
+        failed: list[str] = []
+        for key, path, render in steps:
+            try:
+                path.write_text(render(), encoding="utf-8")
+            except OSError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - reported below, after the other files are written
+                failed.append(f"{path.name} ({type(exc).__name__}: {exc})")
+            else:
+                paths[key] = path
+        if failed:
+            written = ", ".join(p.name for p in paths.values()) or "nothing"
+            raise ReportError(f"could not render {'; '.join(failed)}; written: {written}")
         return paths
 
 
@@ -302,7 +348,7 @@ def load_report(path: str | Path) -> Report:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ReportError(f"{p}: no such file") from None
+        raise ReportError(f"results file not found: {p}") from None
     except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, not UTF-8, a 5,000-digit number
         raise ReportError(f"{p}: not a readable results.json ({type(exc).__name__}: {str(exc)[:200]})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None

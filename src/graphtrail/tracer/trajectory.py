@@ -105,6 +105,17 @@ class Step(_Model):
     def entity_ids(self) -> list[str]:
         return [e.id for e in self.entities]
 
+    def __repr__(self) -> str:
+        from .._display import one_line, plural, short
+
+        args = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        return one_line(
+            "Step", self.index, short(f"{self.tool}({args})", 60), plural(len(self.entities), "entity", "entities"),
+            plural(len(self.edges), "edge") if self.edges else None, f"error={short(self.error, 40)!r}" if self.error else None,
+        )
+
+    __str__ = __repr__
+
 
 class ModelCall(_Model):
     """One chat-model call of the run."""
@@ -192,6 +203,44 @@ class Trajectory(_Model):
 
     def to_json(self, **kwargs: Any) -> str:
         return self.model_dump_json(**kwargs)
+
+    # One line in a REPL (a full dump is ``to_json()``), a small table in a notebook or rich.
+    def __repr__(self) -> str:
+        from .._display import one_line, plural, short
+
+        return one_line(
+            "Trajectory", repr(self.name), repr(short(self.question or "", 48)), f"answer={short(self.answer, 32)!r}"
+            if self.answer is not None else "no answer", plural(len(self.steps), "step"),
+            f"{len(self.citations)} cited", f"{len(self.visited_uncited)} visited-uncited", self.status,
+        )
+
+    __str__ = __repr__
+
+    def _summary_rows(self) -> list[tuple[str, Any]]:
+        from .._display import short
+
+        names = self.entity_names
+        label = lambda e: f"{names[e]} ({e})" if e in names else e  # noqa: E731
+        uncited = self.visited_uncited
+        return [
+            ("question", self.question or "–"),
+            ("answer", f"{self.answer if self.answer is not None else '(no answer)'} [{self.status}]"
+                       + (f" {short(self.error, 80)}" if self.error else "")),
+            ("steps", " → ".join(s.tool for s in self.steps) or "–"),
+            ("citations", ", ".join(label(c) for c in self.citations) or "–"),
+            ("visited, not cited", ", ".join(label(e) for e in uncited[:12]) + (f" +{len(uncited) - 12} more" if len(uncited) > 12 else "") or "–"),
+            ("trace id", self.trace_id or "–"),
+        ]
+
+    def _repr_html_(self) -> str:
+        from .._display import html_summary
+
+        return html_summary(repr(self), self._summary_rows())
+
+    def __rich__(self) -> Any:
+        from .._display import rich_summary
+
+        return rich_summary(repr(self), self._summary_rows())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Trajectory":
