@@ -319,7 +319,9 @@ def configure(
             _state.provider, _state.own = target, None
         else:
             service = service_name or os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME
-            resource = Resource.create({SERVICE_NAME: service, PROJECT_NAME: project or service})
+            resource = Resource.create({SERVICE_NAME: service})
+            if project is not None or PROJECT_NAME not in resource.attributes:  # OTEL_RESOURCE_ATTRIBUTES may name it
+                resource = resource.merge(Resource({PROJECT_NAME: project or service}))
             own = TracerProvider(resource=resource)
             if processor is not None:
                 own.add_span_processor(processor)
