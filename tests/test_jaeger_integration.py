@@ -218,3 +218,30 @@ def test_upload_file_matches_what_jaeger_makes_of_the_same_spans(
             other = theirs_by_id[span["spanID"]]
             assert _comparable(span) == _comparable(other), span["operationName"]
             assert mine["processes"][span["processID"]]["serviceName"] == theirs["processes"][other["processID"]]["serviceName"]
+
+
+@pytest.mark.browser
+def test_jaeger_ui_opens_a_trace(jaeger_server: JaegerServer, run_grpc: Path) -> None:  # noqa: F811
+    """Headless Chromium opens one trace in Jaeger's UI: the spans show, and the console stays clean."""
+    if not jaeger_server.has_ui:
+        pytest.skip(
+            "this Jaeger binary has no UI assets (a module-proxy build has none); "
+            "set GRAPHTRAIL_JAEGER_UI_ASSETS to a built jaeger-ui directory"
+        )
+    from scripts.render_report_png import find_chrome, headless_chrome
+
+    binary, driver_path = find_chrome()
+    if not binary or not driver_path:
+        pytest.skip("chromium/chromedriver not installed (apt-get install -y chromium chromium-driver)")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    answer = _answers(run_grpc)[0]
+    _traces(jaeger_server, GRPC_SERVICE, len(_answers(run_grpc)))
+    with headless_chrome() as driver:
+        driver.get(f"{jaeger_server.query_url}/trace/{answer['trace_id']}")
+        WebDriverWait(driver, 30).until(lambda d: f"invoke_agent {AGENT}" in d.find_element(By.TAG_NAME, "body").text)
+        text = driver.find_element(By.TAG_NAME, "body").text
+        severe = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+    assert "execute_tool" in text and GRPC_SERVICE in text
+    assert severe == [], f"console errors: {severe}"
