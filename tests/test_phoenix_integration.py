@@ -1,11 +1,12 @@
 """graphtrail's OTLP export, read back from a real backend: Arize Phoenix on loopback.
 
-No Jaeger binary can be installed here, so Phoenix stands in as the real OTLP
-receiver: a traced ``create_agent`` run goes over OTLP/HTTP (protobuf), and the
-spans are read back through Phoenix's REST API
-(``GET /v1/projects/{project}/spans``). Phoenix files spans under the project
-named by the ``openinference.project.name`` resource attribute, which
-graphtrail picks up from the standard ``OTEL_RESOURCE_ATTRIBUTES`` variable.
+A traced ``create_agent`` run goes over OTLP/HTTP (protobuf), and the spans are
+read back through Phoenix's REST API (``GET /v1/projects/{project}/spans``).
+Phoenix files spans under the project named by the ``openinference.project.name``
+resource attribute: graphtrail sets it to ``configure(project=...)``, else to the
+service name, unless the standard ``OTEL_RESOURCE_ATTRIBUTES`` variable names one.
+Replays go to ``<service>-replay``; tool spans carry a ``graphtrail.entities`` event.
+(tests/test_jaeger_integration.py does the same against a live Jaeger.)
 
 Also replays the ``jsonl`` exporter's file into Phoenix's OTLP/HTTP endpoint, so
 the OTLP-JSON graphtrail writes is proven ingestible by a real backend too.
@@ -25,6 +26,7 @@ from typing import Any
 import pytest
 
 import graphtrail
+import graphtrail.tracer
 from tests import kg_agent
 from tests.phoenix_server import PhoenixServer, phoenix_server  # noqa: F401  (session fixture)
 
@@ -189,5 +191,67 @@ def test_jsonl_file_replays_into_phoenix(
         )
         assert resp.status_code == 200, resp.text
 
+    spans = wait_for_spans(phoenix_server, project, traj.trace_id, expected_span_ids(traj))
+    assert_graphtrail_trace(spans, traj)
+
+
+def _projects(server: PhoenixServer) -> set[str]:
+    resp = httpx.get(f"{server.base_url}/v1/projects", params={"limit": 1000}, timeout=10)
+    resp.raise_for_status()
+    return {p["name"] for p in resp.json()["data"]}
+
+
+def _run_traced(**annotations: Any) -> graphtrail.Trajectory:
+    agent = graphtrail.trace_agent(kg_agent.build_agent(), name="kg-agent")
+    with graphtrail.capture() as cap, graphtrail.tracer.run_annotations(**annotations):
+        agent.invoke(kg_agent.agent_input())
+    (traj,) = cap.trajectories
+    return traj
+
+
+def test_phoenix_files_runs_under_the_service_and_shows_entity_events(
+    phoenix_server: PhoenixServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No project configured: Phoenix files the run under the service name (not "default"),
+    replays under ``<service>-replay``, and each tool span carries a ``graphtrail.entities`` event."""
+    monkeypatch.delenv("OTEL_RESOURCE_ATTRIBUTES", raising=False)
+    service = f"gt-phx-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", service)
+    provider = graphtrail.configure(exporter="otlp", endpoint=phoenix_server.otlp_http_endpoint, protocol="http/protobuf")
+    traj = _run_traced()
+    replay = _run_traced(attributes={"graphtrail.condition": "hide-top1"}, replay=True)
+    assert provider.force_flush(timeout_millis=30_000)
+
+    spans = wait_for_spans(phoenix_server, service, traj.trace_id, expected_span_ids(traj))
+    assert_graphtrail_trace(spans, traj)
+    assert {service, f"{service}-replay"} <= _projects(phoenix_server)
+    assert fetch_spans(phoenix_server, service, replay.trace_id) == []  # the replay is not among the real runs
+    replayed = wait_for_spans(phoenix_server, f"{service}-replay", replay.trace_id, expected_span_ids(replay))
+    (root,) = [s for s in replayed if s["parent_id"] is None]
+    assert root["attributes"]["graphtrail.condition"] == "hide-top1"
+
+    for span in spans:
+        if not span["name"].startswith("execute_tool "):
+            continue
+        ids = json.loads(span["attributes"]["graphtrail.entities.visited"])
+        events = [e for e in span.get("events") or [] if e["name"] == "graphtrail.entities"]
+        if not ids:
+            assert events == []
+            continue
+        (event,) = events
+        assert list(event["attributes"]["graphtrail.entity.ids"]) == ids
+        listed = json.loads(event["attributes"]["graphtrail.entities"])
+        assert [e["id"] for e in listed] == ids and all("name" in e and "type" in e for e in listed)
+
+
+def test_configured_project_wins(phoenix_server: PhoenixServer) -> None:  # noqa: F811
+    project = f"gt-project-{uuid.uuid4().hex[:8]}"
+    provider = graphtrail.configure(
+        exporter="otlp", endpoint=phoenix_server.otlp_http_endpoint, protocol="http/protobuf",
+        service_name="gt-phx-service", project=project,
+    )
+    traj = _run_traced()
+    assert provider.force_flush(timeout_millis=30_000)
     spans = wait_for_spans(phoenix_server, project, traj.trace_id, expected_span_ids(traj))
     assert_graphtrail_trace(spans, traj)

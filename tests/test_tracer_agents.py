@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import logging
 
 from typing import Annotated
@@ -451,9 +452,10 @@ def _shape(spans):
     """Span names, kinds, parents (by name) and attributes, without ids and times."""
     volatile = {"graphtrail.run_id", "graphtrail.citation_sources", "gen_ai.tool.call.id"}
     by_id = {span_id(s): s.name for s in spans}
+    call_ids = re.compile(r'\\?"id\\?":\\?"call_\d+')  # tool-call ids inside gen_ai.*.messages differ per run
     return sorted(
         (s.name, str(s.kind), by_id.get(parent_id(s)) if s.parent else None,
-         json.dumps({k: v for k, v in s.attributes.items() if k not in volatile}, sort_keys=True))
+         call_ids.sub("id:call", json.dumps({k: v for k, v in s.attributes.items() if k not in volatile}, sort_keys=True)))
         for s in spans
     )
 

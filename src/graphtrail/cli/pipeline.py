@@ -139,7 +139,7 @@ def setup_tracing(jsonl_path: Path, otlp: str | None) -> None:
         exporter=["jsonl", "otlp"] if otlp else "jsonl",
         path=jsonl_path,
         endpoint=otlp,
-        protocol="http/protobuf",
+        protocol=None,  # OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, else http/protobuf
         service_name=os.environ.get("OTEL_SERVICE_NAME") or "graphtrail",
     )
 

@@ -109,7 +109,8 @@ def _tag(key: str, value: Any) -> dict[str, Any]:
         return {"key": key, "type": "float64", "value": value}
     if isinstance(value, str):
         return {"key": key, "type": "string", "value": value}
-    return {"key": key, "type": "string", "value": json.dumps(value)}
+    # arrays and maps: compact JSON, as Jaeger's translator renders them
+    return {"key": key, "type": "string", "value": json.dumps(value, separators=(",", ":"), ensure_ascii=False)}
 
 
 def _tags(attributes: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
@@ -155,6 +156,7 @@ def otlp_to_jaeger(docs: list[dict[str, Any]]) -> dict[str, Any]:
             service = next((t["value"] for t in resource_tags if t["key"] == "service.name"), "unknown_service")
             process = {"serviceName": service, "tags": [t for t in resource_tags if t["key"] != "service.name"]}
             for ss in rs.get("scopeSpans") or rs.get("scope_spans") or []:
+                scope_tags = _scope_tags(ss.get("scope") or {})
                 for span in ss.get("spans", []):
                     trace_id = _hex_id(span.get("traceId"))
                     trace = traces.setdefault(trace_id, {"traceID": trace_id, "spans": [], "processes": {}, "warnings": None})
@@ -162,13 +164,19 @@ def otlp_to_jaeger(docs: list[dict[str, Any]]) -> dict[str, Any]:
                     if pid is None:
                         pid = f"p{len(trace['processes']) + 1}"
                         trace["processes"][pid] = process
-                    trace["spans"].append(_jaeger_span(span, trace_id, pid))
+                    trace["spans"].append(_jaeger_span(span, trace_id, pid, scope_tags))
     for trace in traces.values():
         trace["spans"].sort(key=lambda s: (s["startTime"], s["spanID"]))
     return {"data": list(traces.values())}
 
 
-def _jaeger_span(span: dict[str, Any], trace_id: str, pid: str) -> dict[str, Any]:
+def _scope_tags(scope: dict[str, Any]) -> list[dict[str, Any]]:
+    """``otel.scope.name``/``otel.scope.version``: the tags Jaeger's own OTLP translator puts first on every span."""
+    return [_tag(key, scope[field]) for field, key in (("name", "otel.scope.name"), ("version", "otel.scope.version")) if scope.get(field)]
+
+
+def _jaeger_span(span: dict[str, Any], trace_id: str, pid: str, scope_tags: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One span as Jaeger's OTLP translator writes it: scope tags, attributes, then span.kind and status tags."""
     start = int(span.get("startTimeUnixNano") or 0)
     end = int(span.get("endTimeUnixNano") or start)
     references = []
@@ -176,20 +184,24 @@ def _jaeger_span(span: dict[str, Any], trace_id: str, pid: str) -> dict[str, Any
         references.append({"refType": "CHILD_OF", "traceID": trace_id, "spanID": _hex_id(span["parentSpanId"])})
     for link in span.get("links") or []:
         references.append({"refType": "FOLLOWS_FROM", "traceID": _hex_id(link.get("traceId")), "spanID": _hex_id(link.get("spanId"))})
-    tags = _tags(span.get("attributes"))
+    tags = [*(scope_tags or []), *_tags(span.get("attributes"))]
     kind = _kind(span.get("kind"))
     if kind:
         tags.append(_tag("span.kind", kind))
     status = span.get("status") or {}
     if _is_error(status):
-        tags.append(_tag("error", True))
         tags.append(_tag("otel.status_code", "ERROR"))
-        if status.get("message"):
-            tags.append(_tag("otel.status_description", status["message"]))
-    logs = [
-        {"timestamp": int(ev.get("timeUnixNano") or start) // 1000, "fields": [_tag("event", ev.get("name", "")), *_tags(ev.get("attributes"))]}
-        for ev in span.get("events") or []
-    ]
+        tags.append(_tag("error", True))
+    elif status.get("code") in (1, "STATUS_CODE_OK"):
+        tags.append(_tag("otel.status_code", "OK"))
+    if status.get("message"):
+        tags.append(_tag("otel.status_description", status["message"]))
+    logs = []
+    for ev in span.get("events") or []:
+        fields = _tags(ev.get("attributes"))
+        if ev.get("name") and not any(f["key"] == "event" for f in fields):
+            fields.insert(0, _tag("event", ev["name"]))
+        logs.append({"timestamp": int(ev.get("timeUnixNano") or start) // 1000, "fields": fields})
     return {
         "traceID": trace_id,
         "spanID": _hex_id(span.get("spanId")),

@@ -167,7 +167,7 @@ def _traced_scope(job: ReplayJob) -> Iterator[Any]:
         "question_id": key.question_id,
         "seed": key.seed,
     }
-    with capture() as cap, run_annotations(attributes=attributes, links=links, metadata=metadata):
+    with capture() as cap, run_annotations(attributes=attributes, links=links, metadata=metadata, replay=True):
         yield cap
 
 

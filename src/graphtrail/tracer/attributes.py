@@ -13,6 +13,12 @@ GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"
 GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
+GEN_AI_TOOL_TYPE = "gen_ai.tool.type"
+# content="full" only: semconv message JSON (graphtrail.tracer.genai)
+GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
+GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 ERROR_TYPE = "error.type"
 
 # OpenInference (Arize Phoenix)
@@ -36,8 +42,13 @@ STEP_ERROR = "graphtrail.step.error"
 ENTITIES_VISITED = "graphtrail.entities.visited"
 ENTITIES = "graphtrail.entities"
 EDGES_TRAVERSED = "graphtrail.edges.traversed"
+# graphtrail: the span event per tool call listing the entities it revealed
+ENTITIES_EVENT = "graphtrail.entities"
+EVENT_ENTITY_IDS = "graphtrail.entity.ids"
+EVENT_ENTITY_COUNT = "graphtrail.entity.count"
 # graphtrail: every chat span
 MODEL_CALL = "graphtrail.model_call"
+MESSAGES_OMITTED = "graphtrail.messages.omitted"
 TOOL_CALLS = "graphtrail.tool_calls"
 # graphtrail: the root span
 RUN_ID = "graphtrail.run_id"

@@ -50,6 +50,11 @@ DEFAULT_NODE_SPANS = False
 # A run's spans are built when it ends, or as its calls finish once it has been
 # running this long (docs/spans.md, "When spans are made").
 DEFAULT_LIVE_AFTER_S = 1.0
+DEFAULT_SERVICE_NAME = "graphtrail"
+#: Resource attribute Phoenix files traces by ("project"); see docs/spans.md ("Services and projects").
+PROJECT_NAME = "openinference.project.name"
+#: Replays (evaluation runs) are exported under ``<service>`` + this, unless configured otherwise.
+REPLAY_SUFFIX = "-replay"
 
 
 class _GuardedExporter(SpanExporter):
@@ -120,7 +125,10 @@ class _State:
     live_after_ns: int = int(DEFAULT_LIVE_AFTER_S * 1e9)
     configured: bool = False
     switches: dict[int, tuple[Any, _SwitchProcessor]] = field(default_factory=dict)
-    tracers: dict[int, tuple[Any, trace.Tracer]] = field(default_factory=dict)
+    tracers: dict[Any, tuple[Any, trace.Tracer]] = field(default_factory=dict)
+    project: str | None = None  # explicit configure(project=...), else None (= the service name)
+    replay_service: str | None = None  # explicit configure(replay_service=...), else None (= <service>-replay)
+    derived: dict[Any, tuple[Any, Any]] = field(default_factory=dict)  # (base id, role) -> (base, provider)
 
 
 _state = _State()
@@ -249,6 +257,8 @@ def configure(
     node_spans: bool = DEFAULT_NODE_SPANS,
     live_after: float = DEFAULT_LIVE_AFTER_S,
     redact: Callable[[str | None, Any], Any] | None = None,
+    project: str | None = None,
+    replay_service: str | None = None,
 ) -> Any:
     """Choose where graphtrail's spans go; returns the TracerProvider it will use.
 
@@ -262,6 +272,13 @@ def configure(
     - ``span_exporter`` / ``span_processor``: plug your own, OTel SDK style
       (an exporter is wrapped in a ``BatchSpanProcessor``).
     - ``service_name``: default ``OTEL_SERVICE_NAME``, else ``"graphtrail"``.
+    - ``project``: the Phoenix project (resource attribute
+      ``openinference.project.name``); default the service name, so Phoenix files
+      the traces under the same name Jaeger's service picker shows.
+    - ``replay_service``: service name of the runs an evaluation replays (runs
+      inside ``run_annotations(replay=True)``); default ``<service>-replay``
+      (project ``<project>-replay``), so a backend's service picker keeps them
+      apart from real runs. Pass the service name itself to mix them.
     - ``content``: ``"full"``, ``"ids-only"`` or ``"none"`` (docs/spans.md).
     - ``tracer_provider``: use this provider. A global provider the app set is
       used as well, and never replaced.
@@ -282,6 +299,9 @@ def configure(
     Calling ``configure`` again replaces graphtrail's previous choice.
     """
     content = check_content_mode(content)
+    for label, value in (("service_name", service_name), ("project", project), ("replay_service", replay_service)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{label} must be a non-empty string, got {value!r}")
     if max_value_length < 16:
         raise ValueError("max_value_length must be at least 16")
     if not live_after >= 0:  # also rejects NaN
@@ -307,7 +327,10 @@ def configure(
                 _attach(target, processor)
             _state.provider, _state.own = target, None
         else:
-            resource = Resource.create({SERVICE_NAME: service_name or os.environ.get("OTEL_SERVICE_NAME") or "graphtrail"})
+            service = service_name or os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME
+            resource = Resource.create({SERVICE_NAME: service})
+            if project is not None or PROJECT_NAME not in resource.attributes:  # OTEL_RESOURCE_ATTRIBUTES may name it
+                resource = resource.merge(Resource({PROJECT_NAME: project or service}))
             own = TracerProvider(resource=resource)
             if processor is not None:
                 own.add_span_processor(processor)
@@ -319,8 +342,10 @@ def configure(
         _state.node_spans = bool(node_spans)
         _state.live_after_ns = int(live_after * 1e9) if live_after != float("inf") else 2**62
         _set_redact_rule(redact)
+        _state.project, _state.replay_service = project, replay_service
         _state.configured = True
         _state.tracers.clear()
+        _state.derived.clear()
         return target or _state.own
 
 
@@ -331,16 +356,74 @@ def _ensure_configured() -> None:
                 configure()
 
 
-def get_tracer() -> trace.Tracer:
-    """The tracer for a run starting now (cheap: cached per provider)."""
+def get_tracer(replay: bool = False) -> trace.Tracer:
+    """The tracer for a run starting now (cheap: cached per provider).
+
+    ``replay``: for a replayed run, whose spans go under the replay service
+    (see :func:`configure`); the same processors and exporters see them.
+    """
     _ensure_configured()
-    provider = _state.provider or _global_provider() or _state.own
-    entry = _state.tracers.get(id(provider))
-    if entry is None or entry[0] is not provider:
+    base = _state.provider or _global_provider() or _state.own
+    key = (id(base), replay)
+    entry = _state.tracers.get(key)
+    if entry is None or entry[0] is not base:
         from .. import __version__
 
-        entry = (provider, provider.get_tracer("graphtrail", __version__))
-        _state.tracers[id(provider)] = entry
+        provider = _run_provider(base, replay)
+        entry = (base, provider.get_tracer("graphtrail", __version__))
+        _state.tracers[key] = entry
+    return entry[1]
+
+
+def _run_provider(base: Any, replay: bool) -> Any:
+    """The provider runs use: ``base``, or a sibling of it with graphtrail's service/project.
+
+    The sibling shares ``base``'s span processors, sampler and limits, so its spans
+    go wherever ``base``'s go; only the resource differs (the OTel SDK has one
+    resource per provider, so a separate service needs a separate provider).
+    An app's own provider keeps its resource unless ``project`` was given.
+    """
+    owned = base is _state.own
+    resource = getattr(base, "resource", None)
+    attrs: dict[str, Any] = {}
+    if replay:
+        service = str((resource.attributes if resource is not None else {}).get(SERVICE_NAME) or DEFAULT_SERVICE_NAME)
+        project = _state.project or (
+            str(resource.attributes.get(PROJECT_NAME)) if resource is not None and resource.attributes.get(PROJECT_NAME) else service
+        )
+        if _state.replay_service is not None:
+            attrs = {SERVICE_NAME: _state.replay_service, PROJECT_NAME: _state.replay_service}
+        else:
+            attrs = {SERVICE_NAME: service + REPLAY_SUFFIX, PROJECT_NAME: project + REPLAY_SUFFIX}
+    elif not owned and _state.project is not None:
+        attrs = {PROJECT_NAME: _state.project}
+    if not attrs:
+        return base
+    if resource is not None and all(resource.attributes.get(k) == v for k, v in attrs.items()):
+        return base
+    if not isinstance(base, TracerProvider):
+        warn_once(
+            "derived-provider",
+            "graphtrail: the tracer provider in use is not the OTel SDK's; replays and project names use its resource as is",
+        )
+        return base
+    key = (id(base), replay)
+    entry = _state.derived.get(key)
+    if entry is None or entry[0] is not base:
+        try:
+            derived = TracerProvider(
+                resource=base.resource.merge(Resource(attrs)),
+                sampler=base.sampler,
+                id_generator=base.id_generator,
+                span_limits=getattr(base, "_span_limits", None),
+                active_span_processor=base._active_span_processor,  # shared: same exporters
+                shutdown_on_exit=False,  # base shuts the shared processors down
+            )
+        except Exception as exc:  # noqa: BLE001 - a changed SDK must not break tracing
+            warn_once("derived-provider", "graphtrail: could not set up the replay/project provider (%r); using the main one", exc)
+            return base
+        entry = (base, derived)
+        _state.derived[key] = entry
     return entry[1]
 
 

@@ -54,6 +54,16 @@ from ._safety import warn_once
 from .config import get_tracer, run_settings
 from .citations import CitationMode, check_citation_mode, known_names, resolve_citations
 from .extract import CitationParser, EdgeRef, EntityRef, Extractor, compile_pattern, extract_answer, extract_entities
+from .genai import (
+    MessageCache,
+    capped_json,
+    completion_messages,
+    input_messages,
+    messages_cap,
+    output_messages,
+    prompt_messages,
+    provider_name,
+)
 from .scope import Capture, active_annotations, active_captures
 from .trajectory import ModelCall, Step, Trajectory, first_sources, uncited_ids, visited_ids
 
@@ -136,7 +146,7 @@ class _Root:
         "run_id", "name", "span", "tracer", "content", "limit", "opts", "captures", "metadata",
         "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
         "span_id", "node_spans", "start_attrs", "links", "parent_ctx", "live_after_ns", "live", "finished",
-        "lock", "built", "model_seq", "rows", "steps", "model_calls", "revealed",
+        "lock", "built", "model_seq", "rows", "steps", "model_calls", "revealed", "provider", "messages",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
@@ -162,6 +172,8 @@ class _Root:
         self.steps: list[Step] = []  # only when a capture() will read them
         self.model_calls: list[ModelCall] = []
         self.revealed: list[list[EntityRef]] = []  # each step's entities, names kept: citations by name
+        self.provider: str | None = None  # LangChain's label of the first model's provider
+        self.messages: MessageCache | None = None  # content="full": messages encoded once per run
         self.start_ns = time.time_ns()
         self.last_output: Any = None
         self.span: trace.Span = trace.INVALID_SPAN
@@ -384,6 +396,8 @@ class GraphTrailHandler(BaseCallbackHandler):
         }
         links: list[Link] = []
         if ann is not None:
+            if ann.replay:
+                root.tracer = get_tracer(replay=True)
             attrs.update(ann.attributes)
             root.metadata = redact(dict(ann.metadata))
             links = [
@@ -448,6 +462,8 @@ class GraphTrailHandler(BaseCallbackHandler):
                     attrs[A.OUTPUT_VALUE] = answer
         attrs[A.STATUS] = status
         attrs[A.CITATIONS] = dumps(citations)
+        if root.provider is not None:  # required on invoke_agent by the GenAI semconv
+            attrs[A.GEN_AI_PROVIDER_NAME] = provider_name(root.provider)
         if root.conversation_id is not None:
             attrs[A.GEN_AI_CONVERSATION_ID] = root.conversation_id
         if root.start_attrs is not None:  # not started yet: start it with all it knows by now
@@ -621,7 +637,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            self._record_model(run_id, parent_run_id, metadata, kwargs, messages[-1][-1] if messages and messages[-1] else None)
+            self._record_model(run_id, parent_run_id, metadata, kwargs, messages[-1] if messages else None, "chat")
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_chat_model_start", exc)
 
@@ -637,17 +653,24 @@ class GraphTrailHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            self._record_model(run_id, parent_run_id, metadata, kwargs, prompts[-1] if prompts else None)
+            self._record_model(run_id, parent_run_id, metadata, kwargs, prompts[-1] if prompts else None, "llm")
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_llm_start", exc)
 
     def _record_model(
-        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any], last: Any
+        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any],
+        inputs: Any, kind: str,
     ) -> None:
+        """``inputs``: a chat model's message list, or a completion model's last prompt (``kind="llm"``)."""
         parent = self._parent(parent_run_id)
         if parent is not None:
             key = _key(run_id)
-            run = _Run(parent.root, "chat", key, parent, "", metadata, last, kwargs.get("invocation_params"))
+            root = parent.root
+            if root.provider is None and metadata:
+                label = metadata.get("ls_provider")
+                if isinstance(label, str) and label:
+                    root.provider = label
+            run = _Run(root, kind, key, parent, "", metadata, inputs, kwargs.get("invocation_params"))
             run.index = next(parent.root.model_seq)  # numbered in start order, whenever its span is built
             self._recs[key] = run
             parent.root.runs.append(run)
@@ -758,7 +781,7 @@ def _build_runs(root: _Root, end_ns: int, final: bool) -> None:
                 contiguous = False
                 continue
             try:
-                if run.kind == "chat":
+                if run.kind == "chat" or run.kind == "llm":
                     _emit_chat(run, end_ns, calls)
                 elif run.kind == "tool":
                     row = _emit_tool(run, end_ns, keep)
@@ -788,6 +811,7 @@ def _go_live(root: _Root) -> None:
 
 _BARE = {
     "chat": ("chat", SpanKind.CLIENT, "LLM"),
+    "llm": ("text_completion", SpanKind.CLIENT, "LLM"),
     "tool": ("execute_tool", SpanKind.INTERNAL, "TOOL"),
 }
 
@@ -856,8 +880,10 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
     params = run.params or {}
     model = meta.get("ls_model_name") or params.get("model") or params.get("model_name")
     model = str(model) if model else None
+    chat = run.kind == "chat"
+    operation = "chat" if chat else "text_completion"
     attrs: dict[str, Any] = {
-        A.GEN_AI_OPERATION_NAME: "chat",
+        A.GEN_AI_OPERATION_NAME: operation,
         A.OPENINFERENCE_SPAN_KIND: "LLM",
         A.MODEL_CALL: index,
     }
@@ -865,13 +891,16 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
         attrs[A.GEN_AI_REQUEST_MODEL] = model
         attrs[A.LLM_MODEL_NAME] = model
     provider = meta.get("ls_provider")
-    if isinstance(provider, str):
-        attrs[A.GEN_AI_PROVIDER_NAME] = provider
+    if isinstance(provider, str) and provider:
+        attrs[A.GEN_AI_PROVIDER_NAME] = provider_name(provider)
     node, step = _graph_attrs(attrs, meta)
-    last = run.inputs
-    if root.content == "full" and last is not None:
+    sent = run.inputs  # chat: the message list; completion: the prompt
+    full = root.content == "full"
+    if full and sent is not None:
+        last = sent[-1] if chat and isinstance(sent, list) and sent else sent
         attrs[A.INPUT_VALUE] = root.text(getattr(last, "content", last))
-    name = f"chat {model}" if model else "chat"
+        _input_messages(attrs, root, sent, chat)
+    name = f"{operation} {model}" if model else operation
     if not run.end_ns or run.error is not None:  # still open at the end, or failed: no ModelCall
         span = _start_span(run, name, SpanKind.CLIENT, attrs)
         if run.error is not None:
@@ -897,7 +926,7 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
         out_tok = None
     if response_model:
         attrs[A.GEN_AI_RESPONSE_MODEL] = str(response_model)
-    if root.content == "full" and gen is not None:
+    if full and gen is not None:
         text = to_text(getattr(message, "content", None) if message is not None else getattr(gen, "text", ""))
         if calls:
             # The model's requested calls carry the tool arguments: secret keys here, and the text
@@ -906,6 +935,11 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
                 [{"name": c.get("name"), "args": redact_keys(c.get("args"))} for c in message.tool_calls]
             )
         attrs[A.OUTPUT_VALUE] = root.text(text)
+        cap = messages_cap(root.limit)
+        attrs[A.GEN_AI_OUTPUT_MESSAGES] = (
+            output_messages(message, gen, root.content, root.limit, cap) if message is not None
+            else completion_messages(gen, root.content, root.limit, cap)
+        )
     span = _start_span(run, name, SpanKind.CLIENT, attrs)
     _end_span(span, run.end_ns)
     if model_calls is None:
@@ -924,6 +958,21 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
     ))
 
 
+def _input_messages(attrs: dict[str, Any], root: _Root, sent: Any, chat: bool) -> None:
+    """``gen_ai.input.messages`` (content="full"): the whole conversation sent, capped; messages
+    left out to fit the cap (the oldest after the first) are counted in ``graphtrail.messages.omitted``."""
+    if not chat or not isinstance(sent, list):
+        attrs[A.GEN_AI_INPUT_MESSAGES] = capped_json(prompt_messages(to_text(sent), root.content, root.limit), messages_cap(root.limit))
+        return
+    cache = root.messages
+    if cache is None:
+        cache = root.messages = MessageCache(root.content, root.limit)
+    text, omitted = input_messages(sent, cache, messages_cap(root.limit))
+    attrs[A.GEN_AI_INPUT_MESSAGES] = text
+    if omitted:
+        attrs[A.MESSAGES_OMITTED] = omitted
+
+
 def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | None:
     root = run.root
     raw_args = run.inputs if isinstance(run.inputs, dict) else {"input": run.inputs}
@@ -933,6 +982,7 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
         A.GEN_AI_OPERATION_NAME: "execute_tool",
         A.OPENINFERENCE_SPAN_KIND: "TOOL",
         A.GEN_AI_TOOL_NAME: run.name,
+        A.GEN_AI_TOOL_TYPE: "function",
         A.TOOL_NAME: run.name,
     }
     if call_id is not None:
@@ -942,6 +992,8 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
     if root.content == "full":
         attrs[A.INPUT_VALUE] = attrs[A.STEP_ARGS]
         attrs[A.INPUT_MIME_TYPE] = "application/json"
+        # the same cleaned arguments (graphtrail.tracer.genai.clean_content rules), capped
+        attrs[A.GEN_AI_TOOL_CALL_ARGUMENTS] = capped_json(attrs[A.STEP_ARGS], messages_cap(root.limit))
     node, step = _graph_attrs(attrs, run.metadata)
     name = f"execute_tool {run.name}"
     if not run.end_ns or not run.index:  # still open at the end, or stopped by control flow: no step
@@ -985,10 +1037,17 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
     output_text = None
     if root.content == "full" and content is not None:
         output_text = root.text(content)
-        attrs[A.OUTPUT_VALUE] = output_text
+        attrs[A.OUTPUT_VALUE] = attrs[A.GEN_AI_TOOL_CALL_RESULT] = output_text
     if error_text is not None:
         attrs[A.STEP_ERROR] = error_text
     span = _start_span(run, name, SpanKind.INTERNAL, attrs)
+    if entities:
+        # On the span's timeline in Jaeger and Phoenix, one look away from the attributes.
+        event: dict[str, Any] = {A.EVENT_ENTITY_COUNT: len(ids), A.EVENT_ENTITY_IDS: ids}
+        listing = attrs.get(A.ENTITIES)
+        if listing is not None:
+            event[A.ENTITIES] = listing
+        span.add_event(A.ENTITIES_EVENT, event, timestamp=run.end_ns)
     if run.error is not None:
         _mark_error(span, root, run.error, run.end_ns)
     elif tool_failed:

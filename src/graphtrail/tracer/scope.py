@@ -116,6 +116,7 @@ class Annotations:
     attributes: dict[str, Any] = field(default_factory=dict)
     links: tuple[tuple[str, str], ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    replay: bool = False
 
 
 _annotations: ContextVar[Annotations | None] = ContextVar("graphtrail_annotations", default=None)
@@ -126,6 +127,7 @@ def run_annotations(
     attributes: dict[str, Any] | None = None,
     links: list[tuple[str, str]] | None = None,
     metadata: dict[str, Any] | None = None,
+    replay: bool | None = None,
 ) -> Iterator[Annotations]:
     """Tag the root spans (and Trajectories) of runs started inside the block.
 
@@ -133,7 +135,10 @@ def run_annotations(
       (OTel attribute values: str, bool, int, float or lists of them);
     - ``links``: ``(trace_id_hex, span_id_hex)`` pairs, added as span links (e.g. to
       the baseline run a replay was derived from);
-    - ``metadata``: JSON-safe dict merged into ``Trajectory.metadata``.
+    - ``metadata``: JSON-safe dict merged into ``Trajectory.metadata``;
+    - ``replay``: the runs are replays (e.g. an evaluation's): their spans are
+      exported under the replay service (``configure(replay_service=...)``,
+      default ``<service>-replay``) so backends list them apart from real runs.
 
     Nested blocks merge, the inner one winning on equal keys.
     """
@@ -149,6 +154,7 @@ def run_annotations(
         attributes={**outer.attributes, **(attributes or {})},
         links=(*outer.links, *(tuple(p) for p in links or [])),
         metadata={**outer.metadata, **meta},
+        replay=outer.replay if replay is None else bool(replay),
     )
     token = _annotations.set(merged)
     try:
