@@ -54,6 +54,21 @@ class FilterScope:
         self.leaked: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._leak_pattern: re.Pattern[str] | None = None
+        # id(tool) -> (tool, its proxy): a run calls the same tools again and again, and a
+        # fresh proxy would recompute LangChain's per-instance caches on every call. Held
+        # for this run only (the scope dies with it), so no tool is kept alive by graphtrail.
+        self._proxies: dict[int, tuple[BaseTool, BaseTool]] = {}
+
+    def proxy(self, tool: BaseTool) -> BaseTool:
+        from .user_tools import FilteredTool
+
+        found = self._proxies.get(id(tool))
+        if found is not None and found[0] is tool:
+            return found[1]
+        wrapped = FilteredTool.wrap(tool)
+        with self._lock:
+            self._proxies[id(tool)] = (tool, wrapped)
+        return wrapped
 
     def count(self, tool: str) -> None:
         with self._lock:
@@ -155,7 +170,7 @@ def _route(tool: BaseTool) -> BaseTool:
     scope.count(tool.name)
     if isinstance(tool, FilteredTool) or _is_graphtrail_tool(tool):
         return tool  # filters itself (the proxy's _run, or graphtrail's KG view)
-    return FilteredTool.wrap(tool)
+    return scope.proxy(tool)
 
 
 _originals: dict[str, Any] = {}
