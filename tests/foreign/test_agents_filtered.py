@@ -9,6 +9,7 @@ calls its tools where no evaluation can reach them, refuse loudly.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -185,6 +186,40 @@ def test_subgraph_with_parallel_tool_calls() -> None:
     cited = report.condition("cited_removal")
     assert cited.tool_calls_filtered == 1  # search only: the film is gone, nothing else is called
     assert report.condition("uncited_removal").tool_calls_filtered == 3  # search, crew and awards
+
+
+def test_async_hand_written_node_gathering_parallel_calls() -> None:
+    """``await asyncio.gather(*(tool.ainvoke(args) ...))`` in an async node: each call in its own task."""
+    spy = Spy()
+    tools = dict_tools(with_awards=True)
+    by_name = {t.name: t for t in tools}
+
+    async def node(state: State):
+        message = state["messages"][-1]
+        results = await asyncio.gather(*(by_name[c["name"]].ainvoke(c["args"]) for c in message.tool_calls))
+        return {"messages": [ToolMessage(content=json.dumps(r), name=c["name"], tool_call_id=c["id"])
+                             for c, r in zip(message.tool_calls, results)]}
+
+    report = evaluate(tutorial_agent(make_model(spy, parallel=True), node, tools), questions(), **EVAL_OPTIONS)
+    check_valid_ablation(report, spy)
+    assert report.condition("uncited_removal").tool_calls_filtered == 3
+
+
+def test_subgraph_invoked_from_inside_a_node_function() -> None:
+    """The research agent is not a node of the outer graph: a node function calls it."""
+    spy = Spy()
+    research = create_agent(make_model(spy), dict_tools(), name="research")
+
+    def delegate(state: MessagesState):
+        result = research.invoke({"messages": state["messages"]})
+        return {"messages": result["messages"][len(state["messages"]):]}
+
+    outer = StateGraph(MessagesState)
+    outer.add_node("delegate", delegate)
+    outer.add_edge(START, "delegate")
+    outer.add_edge("delegate", END)
+    report = evaluate(outer.compile(), questions(), **EVAL_OPTIONS)
+    check_valid_ablation(report, spy)
 
 
 def test_prebuilt_tool_node_in_hand_built_graph() -> None:
