@@ -25,7 +25,6 @@ import argparse
 import json
 import statistics
 import time
-from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
