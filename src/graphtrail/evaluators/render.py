@@ -79,7 +79,7 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
     rows = []
     for r in report.conditions:
         row = [
-            r.label if r.valid else f"{r.label} (INVALID: filter escaped)",
+            r.label if r.valid else f"{r.label} (INVALID: see the banner)",
             f"{_pct(r.accuracy)}{_ci(r.ci_low, r.ci_high)}",
             str(r.n_questions) + (f" × {r.trials}" if r.trials > 1 else ""),
             _delta(r),
