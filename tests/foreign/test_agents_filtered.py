@@ -165,6 +165,31 @@ def test_legacy_tool_run_is_filtered_but_untraced_so_refused() -> None:
         evaluate(agent, questions(), strict=True, **EVAL_OPTIONS)
 
 
+def test_plain_python_agent_without_a_model_or_graph() -> None:
+    """A decorated function that calls tools itself: ``tool.invoke`` from plain Python, no LangGraph."""
+    search, crew = dict_tools()
+
+    @graphtrail.trace_agent(name="scripted-pipeline")
+    def answer(question: str) -> str:
+        films = search.invoke({"query": question})
+        if not films:
+            return "I don't know."
+        people = crew.invoke({"film_id": films[0]["id"]})["entities"]
+        directors = [p for p in people if p["role"] == "director"]
+        if not directors:
+            return f"I don't know. [E:{films[0]['id']}]"
+        return f"{directors[0]['name']} [E:{directors[0]['id']}] [E:{films[0]['id']}]"
+
+    report = evaluate(answer, questions(), **EVAL_OPTIONS)
+    assert report.condition("cited_removal").accuracy == 0.0 and report.condition("uncited_removal").accuracy == 1.0
+    assert [q.answers for q in report.questions] == [
+        {"baseline": "Director 1", "cited_removal": "I don't know.", "uncited_removal": "Director 1"}
+    ]
+    for name in ("cited_removal", "uncited_removal"):
+        row = report.condition(name)
+        assert row.valid and row.tool_calls_unfiltered == 0 and row.tool_calls_filtered
+
+
 # ---------------------------------------------------------------- subgraph, parallel calls
 
 
