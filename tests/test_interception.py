@@ -108,3 +108,26 @@ def test_nothing_revealed_invalidates_every_condition() -> None:
 def test_old_records_without_counts_stay_valid() -> None:
     base = _rec("baseline", _traj(("crew", ["d1"])), None)
     assert condition_coverage([base, _rec("cited_removal", None, None)])["cited_removal"].valid
+
+
+def test_numeric_ids_are_checked_in_structure_not_as_text() -> None:
+    """Integer ids (as graph databases hand out) must not match counts and years in the text."""
+    numeric = GraphFilter(hidden=frozenset({"7"}))
+
+    @tool
+    def people(query: str) -> dict[str, Any]:
+        """People, with a count that happens to equal a hidden id."""
+        return {"count": 7, "rows": [{"id": 7, "name": "Seven"}, {"id": 8, "name": "Eight"}], "note": "7 results"}
+
+    with use_filter(numeric), filtering(numeric) as scope:
+        out = people.invoke({"query": "x"})
+    assert [r["id"] for r in out["rows"]] == [8]
+    assert scope.leaked["people"] == 0
+    # and a structured leak is still found
+    register_tool_filter("people", lambda output, f: output)
+    try:
+        with use_filter(numeric), filtering(numeric) as scope:
+            people.invoke({"query": "x"})
+    finally:
+        unregister_tool_filter("people")
+    assert scope.leaked["people"] == 1

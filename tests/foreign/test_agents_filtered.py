@@ -9,6 +9,7 @@ calls its tools where no evaluation can reach them, refuse loudly.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +17,7 @@ from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import add_messages
@@ -164,6 +165,31 @@ def test_legacy_tool_run_is_filtered_but_untraced_so_refused() -> None:
         evaluate(agent, questions(), strict=True, **EVAL_OPTIONS)
 
 
+def test_plain_python_agent_without_a_model_or_graph() -> None:
+    """A decorated function that calls tools itself: ``tool.invoke`` from plain Python, no LangGraph."""
+    search, crew = dict_tools()
+
+    @graphtrail.trace_agent(name="scripted-pipeline")
+    def answer(question: str) -> str:
+        films = search.invoke({"query": question})
+        if not films:
+            return "I don't know."
+        people = crew.invoke({"film_id": films[0]["id"]})["entities"]
+        directors = [p for p in people if p["role"] == "director"]
+        if not directors:
+            return f"I don't know. [E:{films[0]['id']}]"
+        return f"{directors[0]['name']} [E:{directors[0]['id']}] [E:{films[0]['id']}]"
+
+    report = evaluate(answer, questions(), **EVAL_OPTIONS)
+    assert report.condition("cited_removal").accuracy == 0.0 and report.condition("uncited_removal").accuracy == 1.0
+    assert [q.answers for q in report.questions] == [
+        {"baseline": "Director 1", "cited_removal": "I don't know.", "uncited_removal": "Director 1"}
+    ]
+    for name in ("cited_removal", "uncited_removal"):
+        row = report.condition(name)
+        assert row.valid and row.tool_calls_unfiltered == 0 and row.tool_calls_filtered
+
+
 # ---------------------------------------------------------------- subgraph, parallel calls
 
 
@@ -185,6 +211,40 @@ def test_subgraph_with_parallel_tool_calls() -> None:
     cited = report.condition("cited_removal")
     assert cited.tool_calls_filtered == 1  # search only: the film is gone, nothing else is called
     assert report.condition("uncited_removal").tool_calls_filtered == 3  # search, crew and awards
+
+
+def test_async_hand_written_node_gathering_parallel_calls() -> None:
+    """``await asyncio.gather(*(tool.ainvoke(args) ...))`` in an async node: each call in its own task."""
+    spy = Spy()
+    tools = dict_tools(with_awards=True)
+    by_name = {t.name: t for t in tools}
+
+    async def node(state: State):
+        message = state["messages"][-1]
+        results = await asyncio.gather(*(by_name[c["name"]].ainvoke(c["args"]) for c in message.tool_calls))
+        return {"messages": [ToolMessage(content=json.dumps(r), name=c["name"], tool_call_id=c["id"])
+                             for c, r in zip(message.tool_calls, results)]}
+
+    report = evaluate(tutorial_agent(make_model(spy, parallel=True), node, tools), questions(), **EVAL_OPTIONS)
+    check_valid_ablation(report, spy)
+    assert report.condition("uncited_removal").tool_calls_filtered == 3
+
+
+def test_subgraph_invoked_from_inside_a_node_function() -> None:
+    """The research agent is not a node of the outer graph: a node function calls it."""
+    spy = Spy()
+    research = create_agent(make_model(spy), dict_tools(), name="research")
+
+    def delegate(state: MessagesState):
+        result = research.invoke({"messages": state["messages"]})
+        return {"messages": result["messages"][len(state["messages"]):]}
+
+    outer = StateGraph(MessagesState)
+    outer.add_node("delegate", delegate)
+    outer.add_edge(START, "delegate")
+    outer.add_edge("delegate", END)
+    report = evaluate(outer.compile(), questions(), **EVAL_OPTIONS)
+    check_valid_ablation(report, spy)
 
 
 def test_prebuilt_tool_node_in_hand_built_graph() -> None:

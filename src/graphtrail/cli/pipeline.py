@@ -332,7 +332,7 @@ def print_report_summary(report: Any, console: Any) -> None:
 def _condition_rows(report: Any) -> list[dict[str, Any]]:
     return [
         {
-            "condition": row.condition,
+            "condition": row.condition if getattr(row, "valid", True) else f"{row.condition} (INVALID)",
             "n": row.n_questions,
             "accuracy": row.accuracy,
             "ci": (row.ci_low, row.ci_high) if row.ci_low is not None and row.ci_high is not None else None,

@@ -503,9 +503,9 @@ def _guard_coverage(report: Any, strict: bool) -> None:
     text = warning_text(report)
     if text is None:
         return
-    logging.getLogger("graphtrail").warning("graphtrail: %s", text)
-    if strict:
+    if strict:  # the exception says it; a log line as well would print it twice
         raise CoverageError(text, report)
+    logging.getLogger("graphtrail").warning("graphtrail: %s", text)
 
 
 def evaluate(

@@ -54,21 +54,76 @@ class FilterScope:
         self.leaked: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._leak_pattern: re.Pattern[str] | None = None
+        # id(tool) -> (tool, its proxy): a run calls the same tools again and again, and a
+        # fresh proxy would recompute LangChain's per-instance caches on every call. Held
+        # for this run only (the scope dies with it), so no tool is kept alive by graphtrail.
+        self._proxies: dict[int, tuple[BaseTool, BaseTool]] = {}
+
+    def proxy(self, tool: BaseTool) -> BaseTool:
+        from .user_tools import FilteredTool
+
+        found = self._proxies.get(id(tool))
+        if found is not None and found[0] is tool:
+            return found[1]
+        wrapped = FilteredTool.wrap(tool)
+        with self._lock:
+            self._proxies[id(tool)] = (tool, wrapped)
+        return wrapped
 
     def count(self, tool: str) -> None:
         with self._lock:
             self.routed[tool] += 1
 
     def check_leak(self, tool: str, output: Any) -> None:
-        """Count ``output`` as leaked when a hidden id still appears in it as a whole token."""
-        if not self.graph_filter.hidden:
+        """Count ``output`` as leaked when a hidden entity is still in it after filtering.
+
+        Structured parts (dicts, lists, JSON text) are walked: an entity or edge
+        with a hidden id, or a bare hidden id in a list, is a leak. The text is
+        also searched for hidden ids as whole tokens, but only for ids that
+        contain a letter and are at least two characters long: ``1`` or ``42``
+        would match counts and years, and report leaks that are not there.
+        """
+        hidden = self.graph_filter.hidden
+        if not hidden:
             return
         if self._leak_pattern is None:
-            ids = sorted(self.graph_filter.hidden, key=len, reverse=True)
-            self._leak_pattern = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, ids)) + r")(?![\w-])")
-        if self._leak_pattern.search(_as_text(output)):
+            ids = sorted((e for e in hidden if len(e) >= 2 and any(c.isalpha() for c in e)), key=len, reverse=True)
+            self._leak_pattern = (
+                re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, ids)) + r")(?![\w-])") if ids else _NEVER
+            )
+        text = _as_text(output)
+        if self._leak_pattern.search(text) or _structured_leak(output, hidden):
             with self._lock:
                 self.leaked[tool] += 1
+
+
+_NEVER = re.compile(r"(?!)")
+
+
+def _structured_leak(output: Any, hidden: frozenset[str]) -> bool:
+    from .user_tools import _endpoints, _entity_id, _parse_json
+
+    if isinstance(output, ToolMessage):
+        return _structured_leak(output.content, hidden) or _structured_leak(output.artifact, hidden)
+    if isinstance(output, tuple):
+        return any(_structured_leak(part, hidden) for part in output)
+    if isinstance(output, str):
+        parsed = _parse_json(output)
+        return parsed is not None and _structured_leak(parsed, hidden)
+    stack = [output]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, dict):
+            eid = _entity_id(obj)
+            ends = _endpoints(obj)
+            if (eid is not None and eid in hidden) or (ends is not None and (ends[0] in hidden or ends[1] in hidden)):
+                return True
+            stack.extend(obj.values())
+        elif isinstance(obj, list):
+            if any(isinstance(item, (str, int)) and not isinstance(item, bool) and str(item) in hidden for item in obj):
+                return True
+            stack.extend(obj)
+    return False
 
 
 def _as_text(output: Any) -> str:
@@ -115,7 +170,7 @@ def _route(tool: BaseTool) -> BaseTool:
     scope.count(tool.name)
     if isinstance(tool, FilteredTool) or _is_graphtrail_tool(tool):
         return tool  # filters itself (the proxy's _run, or graphtrail's KG view)
-    return FilteredTool.wrap(tool)
+    return scope.proxy(tool)
 
 
 _originals: dict[str, Any] = {}

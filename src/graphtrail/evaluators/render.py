@@ -137,7 +137,7 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
             rows.append([r.label, r.not_applicable] + ["–"] * (len(header) - 2))
             continue
         row = [
-            r.label if r.valid else f"{r.label} (INVALID: filter escaped)",
+            r.label if r.valid else f"{r.label} (INVALID: see the banner)",
             f"{_pct(r.accuracy)}{_ci(r.ci_low, r.ci_high)}",
             _pct(r.exact_match),
             _num(r.f1),

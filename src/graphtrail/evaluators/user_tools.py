@@ -28,6 +28,7 @@ under concurrency (the filter is read from a ContextVar on every call).
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -310,14 +311,25 @@ def filter_tool_output(
 # ---------------------------------------------------------------- the tool proxy
 
 
-def _inner_kwargs(fn: Callable[..., Any], kwargs: dict[str, Any], config: RunnableConfig, run_manager: Any) -> dict[str, Any]:
-    """Pass ``run_manager``/config exactly as ``BaseTool.run`` would have passed them to ``fn``."""
+@functools.lru_cache(maxsize=512)
+def _wanted_params(fn: Callable[..., Any]) -> tuple[bool, str | None]:
+    """Whether ``fn`` takes ``run_manager``, and its RunnableConfig parameter (per function, cached)."""
     import inspect
 
+    return inspect.signature(fn).parameters.get("run_manager") is not None, _get_runnable_config_param(fn)
+
+
+def _inner_kwargs(fn: Callable[..., Any], kwargs: dict[str, Any], config: RunnableConfig, run_manager: Any) -> dict[str, Any]:
+    """Pass ``run_manager``/config exactly as ``BaseTool.run`` would have passed them to ``fn``."""
+    func = getattr(fn, "__func__", None)
+    try:
+        wants_manager, config_param = _wanted_params(func) if func is not None else _wanted_params.__wrapped__(fn)
+    except TypeError:  # an unhashable callable
+        wants_manager, config_param = _wanted_params.__wrapped__(fn)
     out = dict(kwargs)
-    if inspect.signature(fn).parameters.get("run_manager") is not None:
+    if wants_manager:
         out["run_manager"] = run_manager
-    if config_param := _get_runnable_config_param(fn):
+    if config_param:
         out[config_param] = config
     return out
 
