@@ -114,3 +114,24 @@ def test_markers_mode_keeps_the_old_rule_and_spans_agree(memory):
     graphtrail.tracer.flush()
     rebuilt = graphtrail.tracer.trajectories_from_spans(memory.get_finished_spans())
     assert [t.citations for t in rebuilt] == [[], ["p1"]]
+
+
+def test_callable_mode_in_the_tracer_sees_names_and_aliases():
+    seen: dict = {}
+
+    def resolver(answer, entities):
+        seen.update(entities)
+        return ["m1"] if "Inception" in answer else []
+
+    agent = _agent("Inception, I think.", citations=resolver)
+    with graphtrail.capture() as cap:
+        agent.invoke({"messages": [("user", "Who directed Inception?")]})
+    assert cap.last.citations == ["m1"]
+    assert seen == {"p1": ["Christopher Nolan", "Chris Nolan"], "m1": ["Inception"]}
+
+
+def test_explicit_or_marked_citations_are_never_overridden_by_names():
+    agent = _agent("Christopher Nolan [E:m1]")
+    with graphtrail.capture() as cap:
+        agent.invoke({"messages": [("user", "Who directed Inception?")]})
+    assert cap.last.citations == ["m1"]  # the marker wins; the name is not added

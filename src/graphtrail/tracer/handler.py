@@ -485,8 +485,12 @@ class GraphTrailHandler(BaseCallbackHandler):
         rows = sorted(root.rows, key=lambda r: r[0])
         steps = sorted(root.steps, key=lambda st: st.index)
         model_calls = sorted(root.model_calls, key=lambda m: m.index)
-        if free_text is not None and root.revealed:  # citations by name need the run's entities
-            text, citations = resolve_citations(free_text, known_names(e for ents in root.revealed for e in ents), root.opts.citations)
+        if free_text is not None:  # citations by name need the run's entities: read them now
+            try:
+                text, citations = resolve_citations(free_text, known_names(e for ents in root.revealed for e in ents), root.opts.citations)
+            except Exception as exc:  # noqa: BLE001 - a citation rule never costs the trace
+                warn_once("handler:citations", "graphtrail: could not read citations from the answer (%r)", exc)
+                text, citations = free_text, []
             if citations:
                 late: dict[str, Any] = {A.CITATIONS: dumps(citations)}
                 if root.content == "full":
