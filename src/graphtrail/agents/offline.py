@@ -735,37 +735,32 @@ class _Policy:
         return self.walk_from(self._namesakes(topic, n_words, body, "suffix"), hops)
 
     def _namesakes(self, topic: str, n_words: int, text: str, where: str) -> list[str]:
-        """``topic`` first, then the other known entities whose name matches ``text`` as long as its does."""
+        """``topic`` first, then the other known entities whose name matches ``text`` with as many words."""
         return [topic, *(eid for n, eid in self._matches(text, where) if n == n_words and eid != topic)]
 
     def solve_possessive(self, body: str) -> tuple[str, list[str]]:
         """``E's R1's R2``: the entity names the text before one of the possessive marks, then each R is a hop."""
         marks = list(_POSSESSIVE.finditer(body))
-        ends = [m.start() for m in marks]
-        topic = ""
-        n_marks = 0
-        for k in range(len(marks) - 1, -1, -1):  # the longest name first: "People's Republic of China's capital"
-            named = _norm(body[: ends[k]])
-            hits = [eid for eid, (name, _) in self.memory.names.items() if named in {_norm(a) for a in (name, *self.memory.aliases.get(eid, ()))}]
+        for mark in reversed(marks):  # the longest name first: "People's Republic of China's capital"
+            named = _norm(body[: mark.start()])
+            hits = [
+                eid
+                for eid, (name, _) in self.memory.names.items()
+                if named in {_norm(label) for label in (name, *self.memory.aliases.get(eid, ()))}
+            ]
             if hits:
-                topic, n_marks = self.choose("link:topic", hits), k + 1
                 break
-        if not topic:
-            for end in ends:
-                query = re.sub(r"^(?:the|a|an)\s+", "", body[:end].strip(), flags=re.I)
+        else:
+            for mark in marks:
+                query = re.sub(r"^(?:the|a|an)\s+", "", body[: mark.start()].strip(), flags=re.I)
                 if query and _norm(query) not in self.memory.searched:
                     raise _NeedCall([self._call("search_entities", query=query)])
             raise _GiveUp(f"no entity named in {body!r}")
-        named = _norm(body[: ends[n_marks - 1]])
-        namesakes = [topic, *(
-            eid for eid, (name, _) in self.memory.names.items()
-            if eid != topic and named in {_norm(a) for a in (name, *self.memory.aliases.get(eid, ()))}
-        )]
-        rest = body[marks[n_marks - 1].end():]
-        hops = [_Hop(_norm(part), "out") for part in _POSSESSIVE.split(rest) if _norm(part)]
+        topic = self.choose("link:topic", hits)
+        hops = [_Hop(_norm(part), "out") for part in _POSSESSIVE.split(body[mark.end():]) if _norm(part)]
         if not hops:
             raise _GiveUp("no relation in the question")
-        return self.walk_from(namesakes, hops)
+        return self.walk_from([topic, *(eid for eid in hits if eid != topic)], hops)
 
     def solve_compare(self, body: str) -> tuple[str, list[str]]:
         first_query = re.split(r"\s+and\s+", body, maxsplit=1, flags=re.I)[0]
