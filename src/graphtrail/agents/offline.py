@@ -12,15 +12,21 @@ with no key and no network. It is a :class:`BaseChatModel` with
    given as context in a user message (the non-agentic baselines).
 
 From that it re-derives its next step, every time, so it is a pure function of
-the conversation. The question grammar it understands is MetaQA-like:
-"What is the <relation> of <entity>?", chains "What is the <r1> of the <r2> of
-<entity>?", inverse hops "... of the <type> whose <relation> is <entity>?",
-and yes/no comparisons "Do <A> and <B> <relation words>?" ("share a border").
-It links the named entity through ``search_entities`` (a result whose name or
-alias ends the question), picks the relation label that best matches each
-hop's words (rapidfuzz over the labels ``get_entity`` listed), follows it with
-``get_neighbors``, and submits the entity it reached with the entities on its
-path as citations. It reacts to rejected submissions (reads or drops the named
+the conversation. The question grammar it understands (docs/models.md has the
+table): "What/Who/Where/Which is the <R> of <E>?", the statement "The <R> of
+<E> is", the possessive "<E>'s <R>?", the bare "<R> of <E>?", chains of each
+("the <r2> of the <r1> of <E>", "<E>'s <r1>'s <r2>"), inverse hops "... of the
+<type> whose <relation> is <E>", a few bundled templates ("What region is <E>
+in?"), and yes/no comparisons "Do <A> and <B> <relation words>?". Outside it,
+the answer is "unknown".
+It links the named entity through ``search_entities`` (the longest name or
+alias that ends the question, or precedes the possessive; namesakes are tried
+in turn), picks for each hop the label the words spell (joining the pieces of
+"country of citizenship", which the grammar splits at "of", when the entity
+has such a label), else the most similar label that the words resemble
+(rapidfuzz over the labels ``get_entity`` listed, see ``_resembles``), follows
+it with ``get_neighbors``, and submits the entity it reached with the entities
+on its path as citations. It reacts to rejected submissions (reads or drops the named
 ids) and degrades like a model when something is missing (for example under
 an ablation): one more search, then the answer ``"unknown"``; it never loops
 (repeated calls and a turn budget both force a submission).
@@ -361,9 +367,11 @@ def _possessive(q: str) -> str | None:
 class OfflineChatModel(BaseChatModel):
     """A deterministic (or seeded-noisy) heuristic tool-calling policy over graphtrail's graph tools.
 
-    Not an LLM: it understands MetaQA-style questions that name their topic
-    entity and word their relations (see the module docstring). Use it to run
-    and test the pipeline offline; use a real model to study real agents.
+    Not an LLM: it understands questions in a fixed grammar that name their
+    topic entity and word their relations as the graph labels them (see the
+    module docstring and docs/models.md), and answers "unknown" to anything
+    else. Use it to run and test the pipeline offline, on any graph; use a real
+    model to study real agents.
     """
 
     seed: int | None = None
@@ -572,6 +580,15 @@ class _Policy:
     def link(self, text: str, where: str, queries: list[str], key: str) -> tuple[str, int]:
         """The entity named at the end/start of ``text``: from what is known, else by searching ``queries`` in turn."""
         matches = self._matches(text, where)
+        if matches and where == "suffix" and "search_entities" in self.tools:
+            # A search for a long phrase lists a hit under its name only ("Paris"), so a longer alias that ends
+            # the question ("Paris, Texas") shows only when searched for itself: try the shortest such tail.
+            longer = [
+                query.strip() for query in queries[1:]
+                if len(_norm(query).split()) > matches[0][0] and _norm(query) not in self.memory.searched
+            ]
+            if longer:
+                raise _NeedCall([self._call("search_entities", query=min(longer, key=lambda q: len(_norm(q).split())))])
         if matches:
             best_len = matches[0][0]
             top = [m for m in matches if m[0] == best_len] + [m for m in matches if m[0] != best_len]
@@ -719,37 +736,32 @@ class _Policy:
         return self.walk_from(self._namesakes(topic, n_words, body, "suffix"), hops)
 
     def _namesakes(self, topic: str, n_words: int, text: str, where: str) -> list[str]:
-        """``topic`` first, then the other known entities whose name matches ``text`` as long as its does."""
+        """``topic`` first, then the other known entities whose name matches ``text`` with as many words."""
         return [topic, *(eid for n, eid in self._matches(text, where) if n == n_words and eid != topic)]
 
     def solve_possessive(self, body: str) -> tuple[str, list[str]]:
         """``E's R1's R2``: the entity names the text before one of the possessive marks, then each R is a hop."""
         marks = list(_POSSESSIVE.finditer(body))
-        ends = [m.start() for m in marks]
-        topic = ""
-        n_marks = 0
-        for k in range(len(marks) - 1, -1, -1):  # the longest name first: "People's Republic of China's capital"
-            named = _norm(body[: ends[k]])
-            hits = [eid for eid, (name, _) in self.memory.names.items() if named in {_norm(a) for a in (name, *self.memory.aliases.get(eid, ()))}]
+        for mark in reversed(marks):  # the longest name first: "People's Republic of China's capital"
+            named = _norm(body[: mark.start()])
+            hits = [
+                eid
+                for eid, (name, _) in self.memory.names.items()
+                if named in {_norm(label) for label in (name, *self.memory.aliases.get(eid, ()))}
+            ]
             if hits:
-                topic, n_marks = self.choose("link:topic", hits), k + 1
                 break
-        if not topic:
-            for end in ends:
-                query = re.sub(r"^(?:the|a|an)\s+", "", body[:end].strip(), flags=re.I)
+        else:
+            for mark in marks:
+                query = re.sub(r"^(?:the|a|an)\s+", "", body[: mark.start()].strip(), flags=re.I)
                 if query and _norm(query) not in self.memory.searched:
                     raise _NeedCall([self._call("search_entities", query=query)])
             raise _GiveUp(f"no entity named in {body!r}")
-        named = _norm(body[: ends[n_marks - 1]])
-        namesakes = [topic, *(
-            eid for eid, (name, _) in self.memory.names.items()
-            if eid != topic and named in {_norm(a) for a in (name, *self.memory.aliases.get(eid, ()))}
-        )]
-        rest = body[marks[n_marks - 1].end():]
-        hops = [_Hop(_norm(part), "out") for part in _POSSESSIVE.split(rest) if _norm(part)]
+        topic = self.choose("link:topic", hits)
+        hops = [_Hop(_norm(part), "out") for part in _POSSESSIVE.split(body[mark.end():]) if _norm(part)]
         if not hops:
             raise _GiveUp("no relation in the question")
-        return self.walk_from(namesakes, hops)
+        return self.walk_from([topic, *(eid for eid in hits if eid != topic)], hops)
 
     def solve_compare(self, body: str) -> tuple[str, list[str]]:
         first_query = re.split(r"\s+and\s+", body, maxsplit=1, flags=re.I)[0]
