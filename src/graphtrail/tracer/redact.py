@@ -320,7 +320,10 @@ def redact(value: Any, key: str | None = None, _depth: int = 0) -> Any:
 
 def redact_keys(value: Any, _depth: int = 0) -> Any:
     """Only the key rule of :func:`redact`: for a structure that is serialized and then
-    redacted as text anyway (the text pass would scan each string twice)."""
+    redacted as text anyway (the text pass would scan each string twice). With a user's
+    rule installed it is :func:`redact`, so the rule sees each value with its key."""
+    if _rule is not None:
+        return redact(value)
     t = type(value)
     if t is str or t in _PLAIN:
         return value
