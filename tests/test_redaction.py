@@ -108,20 +108,25 @@ def test_users_rule(memory: Any) -> None:
 
     def rule(key: str | None, value: Any) -> Any:
         seen.append((key, value))
-        if key == "username" or (isinstance(value, str) and "alice" in value):
+        if key in ("username", "user"):
             return "<user>"
+        if key is None and isinstance(value, str):
+            return value.replace("welcome", "hello")
         return value
 
     graphtrail.configure(exporter="memory", redact=rule)
     try:
         graphtrail.trace_agent(build_secret_agent()).invoke({"messages": [("user", QUESTION)]})
-        dumped = _dump_spans(get_memory_exporter().get_finished_spans())
+        spans = list(get_memory_exporter().get_finished_spans())
     finally:
         graphtrail.configure(exporter="memory")
-    assert VISIBLE["username"] not in dumped and "<user>" in dumped
-    assert ("username", VISIBLE["username"]) in seen  # argument values come with their key
-    assert any(k is None for k, _ in seen)  # free text comes with key None
-    assert not any(s in dumped for s in SECRETS.values())  # the built-in rules still apply
+    args = _where(spans, "execute_tool login", "attr:graphtrail.step.args")
+    requested = _where(spans, "chat", "attr:output.value")  # the model's call to login, with its arguments
+    assert "<user>" in args and VISIBLE["username"] not in args
+    assert "<user>" in requested and VISIBLE["username"] not in requested
+    assert "hello" in _where(spans, "execute_tool login", "attr:output.value")  # free text: key None
+    assert ("username", VISIBLE["username"]) in seen and any(k is None for k, _ in seen)
+    assert not any(s in _dump_spans(spans) for s in SECRETS.values())  # the built-in rules still apply
 
 
 def test_a_users_rule_that_raises_fails_closed(memory: Any, caplog: pytest.LogCaptureFixture) -> None:

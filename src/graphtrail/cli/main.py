@@ -37,6 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rv = command.main(args=args, prog_name="graphtrail", standalone_mode=False)
     except typer.Exit as exc:
+        if exc.exit_code == EXIT_INTERRUPTED:
+            _say(_INTERRUPTED)
         return exc.exit_code
     except typer.Abort:
         _say("graphtrail: interrupted")
@@ -53,8 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             _say(f"graphtrail: error: {usage_message(exc)}")
         return getattr(exc, "exit_code", EXIT_INPUT) or EXIT_INPUT
-    except KeyboardInterrupt:
-        _say("graphtrail: interrupted (an evaluation keeps its finished runs: rerun with --resume to continue)")
+    except KeyboardInterrupt:  # outside the command (typer turns one inside it into exit code 130, below)
+        _say(_INTERRUPTED)
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the top of the CLI decides what users see
         if debug:
@@ -68,10 +70,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_BUG
     if isinstance(rv, int):
+        # Typer catches a Ctrl-C inside a command and, outside standalone mode, returns
+        # 130 instead of raising: no graphtrail command returns 130 for any other reason.
+        if rv == EXIT_INTERRUPTED:
+            _say(_INTERRUPTED)
         return rv
     return EXIT_OK
 
 
+_INTERRUPTED = "graphtrail: interrupted (an evaluation keeps its finished runs: rerun with --resume to continue)"
 def _sentence_case(message: str) -> str:
     """click's ``Missing option '--out'.`` in graphtrail's style: lower-case start, no full stop."""
     message = message.strip().rstrip(".").replace(". Did you mean", "; did you mean")

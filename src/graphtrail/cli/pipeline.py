@@ -8,6 +8,7 @@ steps read top to bottom and can be reused (``demo`` is ``run`` + ``eval``).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,6 +136,10 @@ def setup_tracing(jsonl_path: Path, otlp: str | None) -> None:
     """Send graphtrail's spans to ``jsonl_path`` (OTLP/JSON lines) and, if given, an OTLP/HTTP endpoint."""
     import graphtrail
 
+    if otlp:
+        logger = logging.getLogger("graphtrail")
+        if _export_warnings not in logger.filters:
+            logger.addFilter(_export_warnings)
     graphtrail.configure(
         exporter=["jsonl", "otlp"] if otlp else "jsonl",
         path=jsonl_path,
@@ -148,6 +153,32 @@ def _flush_tracing() -> None:
     from graphtrail.tracer import config
 
     config.flush()
+
+
+class _ExportWarnings(logging.Filter):
+    """The CLI says itself what happened to the OTLP export (:func:`otlp_outcome`), once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (str(record.msg).startswith("graphtrail: span export to") and args and str(args[0]).startswith("OTLP"))
+
+
+_export_warnings = _ExportWarnings()
+
+
+def otlp_outcome(otlp: str | None) -> dict[str, str]:
+    """The files-table row about the OTLP export: where spans went, or that the endpoint was unreachable."""
+    if not otlp:
+        return {}
+    from graphtrail.tracer.config import export_status
+
+    status = next((s for s in export_status() if s.label.startswith("OTLP")), None)
+    if status is None or not status.dropped:
+        return {"also exported to": otlp}
+    return {
+        "OTLP export failed": f"{otlp} was unreachable or did not answer: {status.dropped} of "
+        f"{status.dropped + status.exported} spans dropped (the trace file above has them all)"
+    }
 
 
 # ----------------------------------------------------------------- run
@@ -243,7 +274,7 @@ def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | N
             "traces (OTLP/JSON lines)": out / RUN_TRACES,
             "trajectories": out / "trajectories.jsonl",
             "answers": out / "answers.jsonl",
-            **({"also exported to": otlp} if otlp else {}),
+            **otlp_outcome(otlp),
         },
     )
     return trajectories
@@ -305,6 +336,7 @@ def evaluate(
             "report (markdown)": out / "report.md",
             "report (HTML)": out / "report.html",
             "replay traces": trace_path,
+            **otlp_outcome(otlp),
         },
     )
     return report

@@ -39,8 +39,11 @@ def read_json_records(path: Path) -> list[dict[str, Any]]:
     except JSONInputError:
         whole = None
     if isinstance(whole, dict):
+        check_record(whole, str(path))
         return [whole]
     if isinstance(whole, list) and all(isinstance(x, dict) for x in whole):
+        for i, item in enumerate(whole):
+            check_record(item, f"{path} item {i}")
         return whole
     records: list[dict[str, Any]] = []
     for lineno, line in enumerate(split_lines(text), start=1):
@@ -55,8 +58,109 @@ def read_json_records(path: Path) -> list[dict[str, Any]]:
             ) from None
         if not isinstance(obj, dict):
             raise InputError(f"{path} line {lineno} is not a JSON object", "expected OTLP/JSON lines or Trajectory JSON lines")
+        check_record(obj, f"{path} line {lineno}")
         records.append(obj)
     return records
+
+
+# --------------------------------------------------------------- shape checks
+# Trace files come from anywhere (other tools, hand edits). Every field the readers
+# and converters below use is checked here first, so a wrong type is reported as
+# "file line N: field: expected ..." instead of failing somewhere deep inside.
+_HINT = "expected OTLP/JSON lines (graphtrail's jsonl exporter) or Trajectory JSON lines"
+
+
+def check_record(record: dict[str, Any], where: str) -> None:
+    """Raise :class:`InputError` naming ``where`` and the field if ``record`` has the wrong shape."""
+    if is_otlp(record):
+        _check_otlp(record, where)
+    elif is_trajectory(record):
+        from pydantic import ValidationError
+
+        from graphtrail.tracer import Trajectory
+
+        try:
+            Trajectory.model_validate(record)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "record"
+            raise InputError(f"{where}: not a valid trajectory: {field}: {err['msg']}", _HINT) from None
+
+
+def _objects(value: Any, field: str, where: str) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise InputError(f"{where}: {field}: expected a list of objects", _HINT)
+    return value
+
+
+def _check_otlp(doc: dict[str, Any], where: str) -> None:
+    for i, rs in enumerate(_objects(doc.get("resourceSpans", doc.get("resource_spans")), "resourceSpans", where)):
+        resource = rs.get("resource")
+        if resource is not None:
+            if not isinstance(resource, dict):
+                raise InputError(f"{where}: resourceSpans[{i}].resource: expected an object", _HINT)
+            _check_attributes(resource.get("attributes"), f"resourceSpans[{i}].resource.attributes", where)
+        for j, ss in enumerate(_objects(rs.get("scopeSpans", rs.get("scope_spans")), f"resourceSpans[{i}].scopeSpans", where)):
+            for k, span in enumerate(_objects(ss.get("spans"), f"resourceSpans[{i}].scopeSpans[{j}].spans", where)):
+                _check_span(span, f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]", where)
+
+
+def _check_span(span: dict[str, Any], field: str, where: str) -> None:
+    for key in ("traceId", "spanId", "parentSpanId", "name"):
+        if span.get(key) is not None and not isinstance(span[key], str):
+            raise InputError(f"{where}: {field}.{key}: expected a string", _HINT)
+    for key in ("startTimeUnixNano", "endTimeUnixNano"):
+        value = span.get(key)
+        if value is not None and not _is_int_like(value):
+            raise InputError(f"{where}: {field}.{key}: expected a whole number of nanoseconds", _HINT)
+    if span.get("kind") is not None and not isinstance(span["kind"], (int, str)):
+        raise InputError(f"{where}: {field}.kind: expected a number or a name", _HINT)
+    if span.get("status") is not None and not isinstance(span["status"], dict):
+        raise InputError(f"{where}: {field}.status: expected an object", _HINT)
+    _check_attributes(span.get("attributes"), f"{field}.attributes", where)
+    for n, event in enumerate(_objects(span.get("events"), f"{field}.events", where)):
+        _check_attributes(event.get("attributes"), f"{field}.events[{n}].attributes", where)
+    for n, link in enumerate(_objects(span.get("links"), f"{field}.links", where)):
+        _check_attributes(link.get("attributes"), f"{field}.links[{n}].attributes", where)
+
+
+def _is_int_like(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and 0 < len(value) <= 25 and value.lstrip("-").isdigit()
+
+
+def _check_attributes(attributes: Any, field: str, where: str, depth: int = 0) -> None:
+    for n, attr in enumerate(_objects(attributes, field, where)):
+        if not isinstance(attr.get("key"), str):
+            raise InputError(f"{where}: {field}[{n}].key: expected a string", _HINT)
+        _check_any_value(attr.get("value"), f"{field}[{n}].value", where, depth)
+
+
+def _check_any_value(value: Any, field: str, where: str, depth: int = 0) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict) or depth > 16:
+        raise InputError(f"{where}: {field}: expected an OTLP AnyValue object", _HINT)
+    if "intValue" in value and not _is_int_like(value["intValue"]):
+        raise InputError(f"{where}: {field}.intValue: expected a whole number", _HINT)
+    if "stringValue" in value and not isinstance(value["stringValue"], str):
+        raise InputError(f"{where}: {field}.stringValue: expected a string", _HINT)
+    if "arrayValue" in value:
+        array = value["arrayValue"]
+        if not isinstance(array, dict):
+            raise InputError(f"{where}: {field}.arrayValue: expected an object", _HINT)
+        for n, item in enumerate(_objects(array.get("values"), f"{field}.arrayValue.values", where)):
+            _check_any_value(item, f"{field}.arrayValue.values[{n}]", where, depth + 1)
+    if "kvlistValue" in value:
+        kvlist = value["kvlistValue"]
+        if not isinstance(kvlist, dict):
+            raise InputError(f"{where}: {field}.kvlistValue: expected an object", _HINT)
+        _check_attributes(kvlist.get("values"), f"{field}.kvlistValue.values", where, depth + 1)
 
 
 def is_otlp(record: dict[str, Any]) -> bool:

@@ -18,8 +18,10 @@ of stacking processors.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -57,22 +59,94 @@ PROJECT_NAME = "openinference.project.name"
 REPLAY_SUFFIX = "-replay"
 
 
+# Seconds an endpoint that failed is left alone: exports in that time are dropped at
+# once (and counted) instead of each waiting for the export timeout. This is what
+# bounds a process's exit by one export timeout when the collector is down.
+RETRY_DOWN_ENDPOINT_AFTER_S = 30.0
+# The OTLP exporters log every retry (and then the failure) themselves; graphtrail
+# reports a failed export once, so their records are dropped while graphtrail's
+# guard is exporting (only then: the SDK's loggers are not silenced for anyone else).
+_SDK_EXPORT_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http",
+    "opentelemetry.exporter.otlp.proto.grpc.exporter",
+    "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+)
+_exporting = threading.local()
+
+
+class _WhileGuardedExport(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(_exporting, "active", False)
+
+
+_quiet_filter = _WhileGuardedExport()
+
+
+def _quiet_sdk_export_logs() -> None:
+    for name in _SDK_EXPORT_LOGGERS:
+        log = logging.getLogger(name)
+        if _quiet_filter not in log.filters:
+            log.addFilter(_quiet_filter)
+
+
+@dataclass(frozen=True)
+class ExportStatus:
+    """What one exporter graphtrail configured has done so far (see :func:`export_status`)."""
+
+    label: str
+    exported: int  # spans the exporter accepted
+    dropped: int  # spans lost: failed exports, and exports skipped while the endpoint was down
+    last_error: str | None
+
+
 class _GuardedExporter(SpanExporter):
-    """Turns exporter failures (endpoint down, bad file) into one graphtrail warning."""
+    """Turns exporter failures (endpoint down, bad file) into one graphtrail warning and counts.
+
+    After a failed export the destination is treated as down for
+    :data:`RETRY_DOWN_ENDPOINT_AFTER_S`: batches in that time are dropped without
+    trying, so a collector that never answers costs one export timeout, not one
+    per batch (and shutdown ends within one export timeout).
+    """
 
     def __init__(self, inner: SpanExporter, label: str) -> None:
         self.inner = inner
         self.label = label
+        self.exported = 0
+        self.dropped = 0
+        self.last_error: str | None = None
+        self._down_until = 0.0
+        self._closed = False
 
     def export(self, spans: Any) -> SpanExportResult:
+        n = len(spans)
+        if self._closed or time.monotonic() < self._down_until:
+            self.dropped += n
+            return SpanExportResult.FAILURE
+        _exporting.active = True
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # noqa: BLE001
+            self._failed(n, repr(exc))
             warn_once(f"export:{self.label}", "graphtrail: span export to %s failed (%r); spans dropped", self.label, exc)
             return SpanExportResult.FAILURE
+        finally:
+            _exporting.active = False
         if result is not SpanExportResult.SUCCESS:
+            self._failed(n, "the export failed or timed out")
             warn_once(f"export:{self.label}", "graphtrail: span export to %s failed; spans dropped", self.label)
+        else:
+            self.exported += n
+            self._down_until = 0.0
         return result
+
+    def _failed(self, n: int, error: str) -> None:
+        self.dropped += n
+        self.last_error = error
+        self._down_until = time.monotonic() + RETRY_DOWN_ENDPOINT_AFTER_S
+
+    def status(self) -> ExportStatus:
+        return ExportStatus(self.label, self.exported, self.dropped, self.last_error)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         try:
@@ -81,10 +155,14 @@ class _GuardedExporter(SpanExporter):
             return False
 
     def shutdown(self) -> None:
+        self._closed = True
+        _exporting.active = True  # "already shut down" and similar notes are not the user's business
         try:
             self.inner.shutdown()
         except Exception:  # noqa: BLE001
             pass
+        finally:
+            _exporting.active = False
 
 
 class _SwitchProcessor(SpanProcessor):
@@ -129,6 +207,8 @@ class _State:
     project: str | None = None  # explicit configure(project=...), else None (= the service name)
     replay_service: str | None = None  # explicit configure(replay_service=...), else None (= <service>-replay)
     derived: dict[Any, tuple[Any, Any]] = field(default_factory=dict)  # (base id, role) -> (base, provider)
+    guards: list[_GuardedExporter] = field(default_factory=list)  # of the current configuration
+    tracers: dict[int, tuple[Any, trace.Tracer]] = field(default_factory=dict)
 
 
 _state = _State()
@@ -189,12 +269,28 @@ def _processor_for(
         from .jsonl import JsonlSpanExporter
 
         target = path or os.environ.get("GRAPHTRAIL_JSONL_PATH") or "graphtrail-traces.jsonl"
-        return BatchSpanProcessor(_GuardedExporter(JsonlSpanExporter(target), f"jsonl file {target}")), None
+        return BatchSpanProcessor(_guard(JsonlSpanExporter(target), f"jsonl file {target}")), None
     if exporter == "otlp":
         inner = _otlp_exporter(endpoint, protocol, headers)
         label = f"OTLP {endpoint or _env('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT') or 'default endpoint'}"
-        return BatchSpanProcessor(_GuardedExporter(inner, label), export_timeout_millis=int(DEFAULT_EXPORT_TIMEOUT_S * 1000)), None
+        _quiet_sdk_export_logs()
+        return BatchSpanProcessor(_guard(inner, label), export_timeout_millis=int(DEFAULT_EXPORT_TIMEOUT_S * 1000)), None
     raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
+
+
+_new_guards: list[_GuardedExporter] = []  # built by the configure() call in progress (under _lock)
+
+
+def _guard(inner: SpanExporter, label: str) -> _GuardedExporter:
+    guard = _GuardedExporter(inner, label)
+    _new_guards.append(guard)
+    return guard
+
+
+def export_status() -> list[ExportStatus]:
+    """Spans exported and dropped so far by each exporter of the current ``configure()``
+    (``"otlp"`` and ``"jsonl"``), e.g. to tell users that their collector was down."""
+    return [g.status() for g in _state.guards]
 
 
 def _processors_for(
@@ -311,14 +407,17 @@ def configure(
     asked = exporter is not None or span_exporter is not None or span_processor is not None
     if exporter is None:
         exporter = "otlp" if _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") else "none"
-    if span_processor is not None:
-        processor, memory = span_processor, None
-    elif span_exporter is not None:
-        processor, memory = BatchSpanProcessor(span_exporter), None
-    elif isinstance(exporter, str):
-        processor, memory = _processor_for(exporter, endpoint, path, protocol, headers)
-    else:  # several destinations at once, e.g. ["jsonl", "otlp"]
-        processor, memory = _processors_for(list(exporter), endpoint, path, protocol, headers)
+    with _lock:
+        _new_guards.clear()
+        if span_processor is not None:
+            processor, memory = span_processor, None
+        elif span_exporter is not None:
+            processor, memory = BatchSpanProcessor(span_exporter), None
+        elif isinstance(exporter, str):
+            processor, memory = _processor_for(exporter, endpoint, path, protocol, headers)
+        else:  # several destinations at once, e.g. ["jsonl", "otlp"]
+            processor, memory = _processors_for(list(exporter), endpoint, path, protocol, headers)
+        guards = list(_new_guards)
     with _lock:
         target = tracer_provider or _global_provider()
         old_own = _state.own
@@ -343,6 +442,7 @@ def configure(
         _state.live_after_ns = int(live_after * 1e9) if live_after != float("inf") else 2**62
         _set_redact_rule(redact)
         _state.project, _state.replay_service = project, replay_service
+        _state.guards = guards
         _state.configured = True
         _state.tracers.clear()
         _state.derived.clear()

@@ -106,24 +106,30 @@ _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 _WHOLE_LINE_KEYS = frozenset({"cookie", "setcookie", "authorization", "proxyauthorization", "xapikey", "apikey"})
 
 
+_MAX_KEY = 64  # a key is a short word: longer runs of key characters are not looked at whole
+_MAX_BRACKETED = 65536  # a JSON object or array value is matched up to this far (then to the end)
+
+
 def _closing(text: str, start: int) -> int:
     """End of the quoted string or bracketed JSON value that starts at ``start`` (or len(text))."""
     opener = text[start]
     n = len(text)
     if opener in "\"'":
         i = start + 1
-        while i < n:
-            c = text[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c == opener:
+        while True:
+            i = text.find(opener, i)
+            if i < 0:
+                return n
+            backslashes = 0
+            while text[i - 1 - backslashes] == "\\":
+                backslashes += 1
+            if backslashes % 2 == 0:
                 return i + 1
             i += 1
-        return n
     close = "}" if opener == "{" else "]"
     depth, i, quote = 0, start, ""
-    while i < n:
+    stop = min(n, start + _MAX_BRACKETED)
+    while i < stop:
         c = text[i]
         if quote:
             if c == "\\":
@@ -146,9 +152,10 @@ def _key_value(text: str, low: str, at: int, word: str) -> tuple[int, int, str] 
     """For key word ``word`` found at ``at``: (start, end, replacement) of the secret value after its key, or None."""
     s, e = at, at + len(word)
     n = len(text)
-    while s > 0 and text[s - 1] in _KEY_CHARS:
+    low_s, high_e = max(0, at - _MAX_KEY), min(n, e + _MAX_KEY)
+    while s > low_s and text[s - 1] in _KEY_CHARS:
         s -= 1
-    while e < n and text[e] in _KEY_CHARS:
+    while e < high_e and text[e] in _KEY_CHARS:
         e += 1
     key = low[s:e]
     if key == "key" and low.endswith(_KEY_PREFIX_WORDS, 0, s):  # "API key: ...", "private key = ..."
@@ -313,7 +320,10 @@ def redact(value: Any, key: str | None = None, _depth: int = 0) -> Any:
 
 def redact_keys(value: Any, _depth: int = 0) -> Any:
     """Only the key rule of :func:`redact`: for a structure that is serialized and then
-    redacted as text anyway (the text pass would scan each string twice)."""
+    redacted as text anyway (the text pass would scan each string twice). With a user's
+    rule installed it is :func:`redact`, so the rule sees each value with its key."""
+    if _rule is not None:
+        return redact(value)
     t = type(value)
     if t is str or t in _PLAIN:
         return value
