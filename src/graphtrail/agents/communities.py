@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -130,13 +130,13 @@ def _write_cache(path: Path, key: str, communities: list[Community]) -> None:
         "key": key,
         "communities": [[c.id, c.title, list(c.entity_ids), c.summary, c.level] for c in communities],
     }
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")  # created with the usual permissions
     try:
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with open(tmp, "x", encoding="utf-8") as fh:
             json.dump(doc, fh, ensure_ascii=False)
         os.replace(tmp, path)
     except OSError:
-        return  # a read-only folder: no cache, same result
+        tmp.unlink(missing_ok=True)  # a read-only folder: no cache, same result
 
 
 def lazy_communities(
