@@ -110,13 +110,30 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
+_CPU: dict[str, float] = {}
+
+
 def _p50(fn: Callable[[], Any], n: int) -> float:
-    times = []
+    """Median wall time of ``n`` calls; the median CPU time goes to ``_CPU["last"]``."""
+    times, cpu = [], []
     for _ in range(n):
-        start = time.perf_counter()
+        start, c = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - c)
+    _CPU["last"] = statistics.median(cpu)
     return statistics.median(times)
+
+
+class _Timed:
+    """Wall and process CPU time of a block (CPU shows what contention on a shared machine hides)."""
+
+    def __enter__(self) -> "_Timed":
+        self.start, self.cpu_start = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.start, time.process_time() - self.cpu_start
 
 
 def _typo(name: str, rng: random.Random) -> str:
@@ -128,9 +145,9 @@ def measure(path: Path, backend: str, scratch: Path, repeats: int, communities: 
     import graphtrail.agents  # noqa: F401 - imports are not load time
 
     out: dict[str, float] = {"rss_start_mb": _rss_mb()}
-    start = time.perf_counter()
-    kg = BACKENDS[backend](path, scratch)
-    out["load_s"] = time.perf_counter() - start
+    with _Timed() as t:
+        kg = BACKENDS[backend](path, scratch)
+    out["load_s"], out["load_cpu_s"] = t.wall, t.cpu
     out["rss_load_mb"] = _rss_mb()
 
     from graphtrail.agents import GraphFilter, create_graphrag_agent, make_graph_tools, use_filter
@@ -142,16 +159,17 @@ def measure(path: Path, backend: str, scratch: Path, repeats: int, communities: 
     queries = [_typo(n, rng) if i % 2 else n for i, n in enumerate(names)]
     hub = max(ids[: min(len(ids), 20000)], key=kg.degree)
 
-    start = time.perf_counter()
-    kg.search_entities(queries[0]) if hasattr(kg, "search_entities") else None
-    out["search_first_s"] = time.perf_counter() - start
+    with _Timed() as t:
+        kg.search_entities(queries[0]) if hasattr(kg, "search_entities") else None
+    out["search_first_s"], out["search_first_cpu_s"] = t.wall, t.cpu
     tools = {t.name: t for t in make_graph_tools(kg)}
     qi = iter(queries * 3)
     out["search_p50_ms"] = 1000 * _p50(lambda: tools["search_entities"].invoke({"query": next(qi)}), repeats)
+    out["search_p50_cpu_ms"] = 1000 * _CPU["last"]
     if communities:
-        start = time.perf_counter()
-        com_ids = list(kg.communities)
-        out["communities_s"] = time.perf_counter() - start
+        with _Timed() as t:
+            com_ids = list(kg.communities)
+        out["communities_s"], out["communities_cpu_s"] = t.wall, t.cpu
         si = iter(sample * 3)
         out["get_entity_p50_ms"] = 1000 * _p50(lambda: tools["get_entity"].invoke({"entity_id": next(si)}), repeats)
     out["get_neighbors_hub_p50_ms"] = 1000 * _p50(lambda: tools["get_neighbors"].invoke({"entity_id": hub, "direction": "both"}), repeats)
@@ -169,9 +187,9 @@ def measure(path: Path, backend: str, scratch: Path, repeats: int, communities: 
             out["search_full_isolation_p50_ms"] = 1000 * _p50(lambda: tools["search_entities"].invoke({"query": names[0]}), repeats)
     agent = create_graphrag_agent("offline", kg, "agentic")
     question = f"What is the relation 00 of {names[1]}?"
-    start = time.perf_counter()
-    agent.invoke({"messages": [("user", question)]})
-    out["agent_run_s"] = time.perf_counter() - start
+    with _Timed() as t:
+        agent.invoke({"messages": [("user", question)]})
+    out["agent_run_s"], out["agent_run_cpu_s"] = t.wall, t.cpu
     out["rss_end_mb"] = _rss_mb()
     return out
 
@@ -181,23 +199,28 @@ def measure(path: Path, backend: str, scratch: Path, repeats: int, communities: 
 
 ROWS = [
     ("load_s", "load", "s"),
+    ("load_cpu_s", "  (CPU)", "s"),
     ("rss_start_mb", "RSS before load (imports)", "MB"),
     ("rss_load_mb", "peak RSS after load", "MB"),
     ("search_first_s", "search index build (first query)", "s"),
+    ("search_first_cpu_s", "  (CPU)", "s"),
     ("search_p50_ms", "search_entities p50", "ms"),
+    ("search_p50_cpu_ms", "  (CPU p50)", "ms"),
     ("get_entity_p50_ms", "get_entity p50", "ms"),
     ("get_neighbors_p50_ms", "get_neighbors p50", "ms"),
     ("get_neighbors_hub_p50_ms", "get_neighbors hub p50", "ms"),
     ("communities_s", "communities (Louvain or cache)", "s"),
+    ("communities_cpu_s", "  (CPU)", "s"),
     ("search_communities_p50_ms", "search_communities p50", "ms"),
     ("read_community_p50_ms", "read_community p50", "ms"),
     ("get_entity_full_isolation_p50_ms", "get_entity p50, full isolation", "ms"),
     ("search_full_isolation_p50_ms", "search p50, full isolation", "ms"),
     ("agent_run_s", "one offline agent run", "s"),
+    ("agent_run_cpu_s", "  (CPU)", "s"),
     ("rss_end_mb", "peak RSS at the end", "MB"),
 ]
 
-TARGETS = {("load_s", 1_000_000): 5.0, ("rss_load_mb", 1_000_000): 1024.0}
+TARGETS = {("load_s", 1_000_000): 5.0, ("load_cpu_s", 1_000_000): 5.0, ("rss_load_mb", 1_000_000): 1024.0}
 
 
 def main() -> int:
@@ -253,9 +276,14 @@ def main() -> int:
             value = results[size][key]
             print(f"target {key} at {size:,} edges <= {limit:g}: {value:.2f} -> {'MET' if value <= limit else 'NOT met'}")
     if 1_000_000 in results or sizes[-1] >= 200_000:
-        p50 = results[sizes[-1]]["search_p50_ms"]
-        print(f"target search p50 <= 20 ms at {sizes[-1] // 5:,} entities: {p50:.1f} ms -> {'MET' if p50 <= 20 else 'NOT met'}")
-    print("(wall-clock on a shared machine: compare ratios between runs, not single figures)")
+        for key in ("search_p50_ms", "search_p50_cpu_ms"):
+            p50 = results[sizes[-1]][key]
+            print(f"target {key} <= 20 ms at {sizes[-1] // 5:,} entities: {p50:.1f} ms -> {'MET' if p50 <= 20 else 'NOT met'}")
+    worst = max((results[s]["load_s"] / results[s]["load_cpu_s"] for s in sizes if results[s].get("load_cpu_s")), default=1.0)
+    if worst > 1.5:
+        print(f"WARNING: wall time ran up to {worst:.1f}x the CPU time: the machine was busy, so wall-clock figures "
+              "are inflated by waiting for a core; the CPU rows are the graph's own cost.")
+    print("(compare ratios between runs, not single figures)")
     return 0
 
 

@@ -141,3 +141,13 @@ def test_hop_distances_match_networkx_and_stop_early() -> None:
     target = max(full, key=full.get)
     bounded = kg.hop_distances(sources, until={target})
     assert bounded[target] == full[target] and all(bounded[n] == full[n] for n in bounded)
+
+
+def test_concurrent_first_reads_compute_once_and_see_all_communities(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = _count_louvain(monkeypatch)
+    kg = load_kg(_karate(tmp_path), cache_communities=False)
+    with ThreadPoolExecutor(8) as pool:
+        seen = list(pool.map(lambda _: sorted(kg.communities), range(8)))
+    assert calls == [1] and all(s == seen[0] for s in seen) and len(seen[0]) > 1

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -130,33 +130,32 @@ def _write_cache(path: Path, key: str, communities: list[Community]) -> None:
         "key": key,
         "communities": [[c.id, c.title, list(c.entity_ids), c.summary, c.level] for c in communities],
     }
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")  # created with the usual permissions
     try:
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with open(tmp, "x", encoding="utf-8") as fh:
             json.dump(doc, fh, ensure_ascii=False)
         os.replace(tmp, path)
     except OSError:
-        return  # a read-only folder: no cache, same result
+        tmp.unlink(missing_ok=True)  # a read-only folder: no cache, same result
 
 
-def lazy_communities(graph_path: Path | None, *, seed: int = 0, resolution: float = 1.0) -> Callable[[KnowledgeGraph], None]:
-    """A callable that fills ``kg``'s communities from the cache beside ``graph_path``, or computes and caches them."""
+def lazy_communities(
+    graph_path: Path | None, *, seed: int = 0, resolution: float = 1.0
+) -> Callable[[KnowledgeGraph], list[Community]]:
+    """A callable returning ``kg``'s communities from the cache beside ``graph_path``, or computing and caching them."""
 
-    def fill(kg: KnowledgeGraph) -> None:
+    def fill(kg: KnowledgeGraph) -> list[Community]:
         if not len(kg):
-            return
+            return []
         path = cache_path(graph_path) if graph_path is not None else None
         key = _key(kg, seed, resolution) if path is not None else ""
         doc = _read_cache(path) if path is not None and path.is_file() else None
         cached = _cached_communities(doc) if doc is not None and doc.get("key") == key else None
         if cached is not None:
-            for c in cached:
-                kg.add_community(c.id, c.title, c.entity_ids, c.summary, c.level)
-            return
+            return cached
         communities = louvain_communities(kg, seed=seed, resolution=resolution)
-        for c in communities:
-            kg.add_community(c.id, c.title, c.entity_ids, c.summary, c.level)
         if path is not None:
             _write_cache(path, key, communities)
+        return communities
 
     return fill

@@ -106,8 +106,8 @@ class _Store:
         self.text_units: dict[str, TextUnit] = {}
         self.units_by_entity: dict[str, list[str]] = {}
         self.communities: dict[str, Community] = {}
-        #: Called once, on first read of communities, when none were added (see load_kg).
-        self.community_source: Callable[[KnowledgeGraph], None] | None = None
+        #: Called once, on first read of communities, when none were added (see load_kg); returns them.
+        self.community_source: Callable[[KnowledgeGraph], Iterable[Community]] | None = None
         self.version = 0
         self._csr: tuple[np.ndarray, ...] | None = None
         self._csr_version = -1
@@ -376,10 +376,12 @@ class KnowledgeGraph:
         """Every community by id, unfiltered. Reading it may compute them (once; see ``load_kg``)."""
         s = self._store
         if s.community_source is not None:
-            with s.lock:
-                source, s.community_source = s.community_source, None
+            with s.lock:  # concurrent replays wait for the one computation instead of reading half of it
+                source = s.community_source
                 if source is not None:
-                    source(self._base())
+                    for com in source(self._base()):
+                        s.communities[com.id] = com
+                    s.community_source = None
                     s.changed()
         return s.communities
 

@@ -426,10 +426,13 @@ def _first_appearance_codes(heads: Any, tails: Any) -> tuple[Any, Any, list[str]
 
 
 def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: str, resolve: Any) -> bool:
-    """Load with pyarrow; ``False`` (nothing loaded) whenever the exact reader must decide."""
+    """Load with pyarrow; ``False`` (nothing loaded) whenever the exact reader must decide or pyarrow is missing."""
     import numpy as np
-    import pyarrow.compute as pc
 
+    try:
+        import pyarrow.compute as pc
+    except ImportError:  # pyarrow is optional (graphtrail[graphrag]): the exact reader loads it, slower
+        return False
     columns = fast_columns(raw, delimiter)
     if columns is None or len(columns) < 3:
         return False

@@ -216,32 +216,44 @@ class EntityIndex:
         keys = (cps[:-1] << 21) | cps[1:]
         valid = (cps[:-1] != 0) & (cps[1:] != 0)
         keys, posting = keys[valid], owner[:-1][valid]
-        pairs = np.unique(np.stack([keys, posting], axis=1), axis=0) if len(keys) else np.zeros((0, 2), dtype=np.int64)
-        keys, posting = pairs[:, 0], pairs[:, 1]
+        n_labels = max(len(self.labels), 1)
+        if len(keys) and int(keys.max()) < (1 << 62) // n_labels:
+            packed = np.unique(keys * n_labels + posting)  # one sort: by bigram, then label, duplicates gone
+            keys, posting = packed // n_labels, packed % n_labels
+        else:  # no bigrams, or astronomically many labels: sort by bigram only, duplicates kept
+            order = np.argsort(keys, kind="stable")
+            keys, posting = keys[order], posting[order]
         self.gram_count = np.bincount(posting, minlength=len(self.labels)).astype(np.float64)
-        self.tri_keys, starts = np.unique(keys, return_index=True)
+        starts = np.flatnonzero(np.diff(keys, prepend=-1)) if len(keys) else np.zeros(0, dtype=np.int64)
+        self.tri_keys = keys[starts]
         self.tri_ptr = np.append(starts, len(keys))
         self.tri_post = posting
 
         # Words: each label under its rarest word (for "label words are all query words"), and a
         # sorted vocabulary with postings (for "every query word starts a label word").
         word_lists = [label.split() for label in self.labels]
-        freq: dict[str, int] = {}
-        for words in word_lists:
-            for w in set(words):
-                freq[w] = freq.get(w, 0) + 1
-        self.by_rarest: dict[str, list[int]] = {}
-        for j, words in enumerate(word_lists):
-            if words:
-                rarest = min(set(words), key=lambda w: (freq[w], w))
-                self.by_rarest.setdefault(rarest, []).append(j)
-        vocab = sorted(freq)
+        vocab = sorted({w for words in word_lists for w in words})
         self.vocab = vocab
-        word_index = {w: k for k, w in enumerate(vocab)}
-        pairs = sorted({(word_index[w], j) for j, words in enumerate(word_lists) for w in words})
-        word_ids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
-        self.word_post = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
-        self.word_ptr = np.searchsorted(word_ids, np.arange(len(vocab) + 1))
+        self.word_index = {w: k for k, w in enumerate(vocab)}
+        flat_w: list[int] = []
+        flat_l: list[int] = []
+        for j, words in enumerate(word_lists):
+            for w in set(words):
+                flat_w.append(self.word_index[w])
+                flat_l.append(j)
+        wid = np.asarray(flat_w, dtype=np.int64)
+        lab = np.asarray(flat_l, dtype=np.int64)
+        order = np.lexsort((lab, wid))
+        self.word_post = lab[order]
+        self.word_ptr = np.searchsorted(wid[order], np.arange(len(vocab) + 1))
+        # The rarest word of each label (ties: alphabetically first; word ids follow the sorted vocabulary).
+        freq = np.bincount(wid, minlength=len(vocab))
+        order = np.lexsort((wid, freq[wid], lab))
+        _, first = np.unique(lab[order], return_index=True)
+        rarest_w, rarest_l = wid[order][first], lab[order][first]
+        order = np.lexsort((rarest_l, rarest_w))
+        self.rarest_post = rarest_l[order]
+        self.rarest_ptr = np.searchsorted(rarest_w[order], np.arange(len(vocab) + 1))
 
     # ------------------------------------------------------------ candidates
     def type_mask(self, wanted_type: str) -> np.ndarray:
@@ -278,7 +290,9 @@ class EntityIndex:
     def _word_candidates(self, query_words: list[str]) -> set[int]:
         found: set[int] = set()
         for w in set(query_words):
-            found.update(self.by_rarest.get(w, ()))
+            k = self.word_index.get(w)
+            if k is not None:
+                found.update(self.rarest_post[self.rarest_ptr[k] : self.rarest_ptr[k + 1]].tolist())
         if query_words:
             # Every query word must start some word of the label: enumerate the rarest prefix's postings.
             spans = [self._prefix_postings(w) for w in set(query_words)]
