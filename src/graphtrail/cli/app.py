@@ -180,7 +180,7 @@ def traces(
 # ----------------------------------------------------------------------- kg
 @kg_app.command("info")
 def kg_info(
-    kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, GraphRAG output folder, graph.lbug or bolt:// URI.")],
+    kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, or GraphRAG output folder.")],
     samples: Annotated[int, typer.Option("--samples", min=0, help="Sample entities to show.")] = 5,
 ) -> None:
     """Load a knowledge graph in any supported format and print what it holds."""
@@ -190,6 +190,16 @@ def kg_info(
     graph = load_kg_arg(kg)
     picked = [e for _, e in zip(range(samples), graph.entities())]
     _console().print(kg_info_tables(graph.describe(), picked))
+
+
+@kg_app.command("list")
+def kg_list() -> None:
+    """List the bundled knowledge graphs and question sets."""
+    from graphtrail.agents import list_bundled
+
+    console = _console()
+    for dataset in list_bundled():
+        console.print(f"[bold]{dataset.name}[/]: {dataset.description}")
 
 
 @kg_app.command("import")
@@ -212,16 +222,6 @@ def kg_import(
         f"and {counts['communities']} communities into {where}",
         soft_wrap=True,
     )
-
-
-@kg_app.command("list")
-def kg_list() -> None:
-    """List the bundled knowledge graphs and question sets."""
-    from graphtrail.agents import list_bundled
-
-    console = _console()
-    for dataset in list_bundled():
-        console.print(f"[bold]{dataset.name}[/]: {dataset.description}")
 
 
 # ----------------------------------------------------------------------- helpers

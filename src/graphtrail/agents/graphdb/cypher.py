@@ -114,6 +114,7 @@ class _Queries:
             f"MATCH (c:{COM}) RETURN c.{ID}, c.title, c.summary, c.level, {d.community_members_expr} "
             f"ORDER BY {d.order_expr_community}"
         )
+        self.community_count = f"MATCH (c:{COM}) RETURN count(*)"
         self.entity_types = f"MATCH (e:{L}) RETURN coalesce(e.{TYPE}, 'entity'), count(*)"
         self.relation_types = f"MATCH (a:{L})-{relpat}->(b:{L}) RETURN {rel}, count(*)"
         self.params = {q: tuple(dict.fromkeys(_PARAM.findall(q))) for q in vars(self).values() if isinstance(q, str)}
@@ -354,9 +355,17 @@ class CypherGraph:
         hidden = self.graph_filter.hidden
         return nx.subgraph_view(full, filter_node=lambda n: n not in hidden)  # type: ignore[return-value]
 
-    def describe(self) -> dict[str, Any]:
-        """Counts of what the graph holds, for ``graphtrail kg info`` (aggregate queries, no full read)."""
+    def describe(self, communities: bool = False) -> dict[str, Any]:
+        """Counts of what the graph holds, for ``graphtrail kg info`` (aggregate queries, no full read).
+
+        Communities are counted as stored; ``communities=True`` computes them
+        first when the database has none (Louvain over the whole graph).
+        """
         base = self._unfiltered()
+        if communities or self._shared.communities is not None:
+            n_communities = len(self.communities)
+        else:
+            n_communities = int(base._rows("community_count")[0][0])
         types = {str(t): int(n) for t, n in base._rows("entity_types")}
         rels = {str(r): int(n) for r, n in base._rows("relation_types")}
         return {
@@ -366,7 +375,7 @@ class CypherGraph:
             "entities": len(base),
             "relations": sum(rels.values()),
             "text_units": len(self.text_units),
-            "communities": len(self.communities),
+            "communities": n_communities,
             "entity_types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
             "relation_types": dict(sorted(rels.items(), key=lambda kv: (-kv[1], kv[0]))),
         }
