@@ -67,6 +67,8 @@ def in_memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, list[tuple
     return _run(load_kg("countries"), tmp_path_factory.mktemp("memory"))
 
 
+# Minutes, not seconds: ~1,000 agent runs per backend, and Neo4j answers over Bolt.
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("backend", ["ladybug", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def test_full_condition_suite_gives_identical_results(backend: str, in_memory: tuple[Any, list[tuple]], request: pytest.FixtureRequest, tmp_path: Path) -> None:
     kg = on_backend(load_kg("countries"), backend, request, tmp_path)
