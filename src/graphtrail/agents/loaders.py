@@ -12,6 +12,9 @@ path, and picks the loader from the path:
 - ``.tsv`` / ``.csv`` / ``.txt`` (anything else): triples, one
   ``head, relation, tail`` per line, with an optional entity table.
 
+A graph database (``graph.lbug``, ``lbug:path``, ``bolt://user:pass@host:7687``)
+is not loaded but read in place: see :mod:`graphtrail.agents.graphdb`.
+
 Every loader raises :class:`~graphtrail.agents.kg.KGError` naming the file, the
 line/column (or row, or JSON path) and what was expected, because a traceback
 from deep inside a parser tells a user nothing about their file.
@@ -172,9 +175,7 @@ def load_kg(
 ) -> KnowledgeGraph:
     """Load a knowledge graph from a bundled name or a path, detecting the format.
 
-    ``source``: a graph database (``"graph.lbug"``, ``"lbug:path"``,
-    ``"bolt://user:pass@host:7687"``: read in place, see
-    :mod:`graphtrail.agents.graphdb`), a bundled name (``"countries"``; bundled names win over a
+    ``source``: a bundled name (``"countries"``; bundled names win over a
     same-named file in the working directory — pass a :class:`~pathlib.Path`
     to force a path), a file, or a GraphRAG output folder. A
     :class:`KnowledgeGraph` is returned unchanged.

@@ -209,7 +209,7 @@ def traces(
 # ----------------------------------------------------------------------- kg
 @kg_app.command("info")
 def kg_info(
-    kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, GraphRAG output folder, graph.lbug or bolt:// URI.")],
+    kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, or GraphRAG output folder.")],
     samples: Annotated[int, typer.Option("--samples", min=0, help="Sample entities to show.")] = 5,
     communities: Annotated[bool, typer.Option("--communities", help="Count communities, computing them (Louvain, cached beside the file) if the graph has none.")] = False,
 ) -> None:
@@ -220,6 +220,16 @@ def kg_info(
     graph = load_kg_arg(kg)
     picked = [e for _, e in zip(range(samples), graph.entities())]
     _console().print(kg_info_tables(graph.describe(communities=communities), picked))
+
+
+@kg_app.command("list")
+def kg_list() -> None:
+    """List the bundled knowledge graphs and question sets."""
+    from graphtrail.agents import list_bundled
+
+    console = _console()
+    for dataset in list_bundled():
+        console.print(f"[bold]{dataset.name}[/]: {dataset.description}")
 
 
 @kg_app.command("import")
@@ -242,16 +252,6 @@ def kg_import(
         f"and {counts['communities']} communities into {where}",
         soft_wrap=True,
     )
-
-
-@kg_app.command("list")
-def kg_list() -> None:
-    """List the bundled knowledge graphs and question sets."""
-    from graphtrail.agents import list_bundled
-
-    console = _console()
-    for dataset in list_bundled():
-        console.print(f"[bold]{dataset.name}[/]: {dataset.description}")
 
 
 # ----------------------------------------------------------------------- helpers

@@ -12,6 +12,8 @@ database already carrying their placeholder name. So "removed" means exactly
 what it means in memory, on every backend. Lookups go through the id (the
 primary key in LadybugDB, an indexed property in Neo4j), so a tool call never
 scans the graph; ``entities()`` (what entity search ranks) is the one full read.
+(The filters sit after a ``WITH``: written as a plain ``WHERE`` on the
+neighbour, LadybugDB's planner answers with a hash join over a node-table scan.)
 
 What stays in memory: the community table (one row per community, read once,
 or computed with the same seeded Louvain as in memory when the database has
@@ -80,15 +82,15 @@ class _Queries:
         self.entity_ids = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN e.{ID} ORDER BY {d.order_expr_entity}"
         self.count = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN count(*)"
         self.out = (
-            f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
+            f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WITH a, r, b WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
             f"RETURN b.{ID}, {rel}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
         )
         self.into = (
-            f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
+            f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WITH a, r, b WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
             f"RETURN b.{ID}, {rel}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
         )
-        self.out_degree = f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WHERE NOT b.{ID} IN $hidden RETURN count(*)"
-        self.in_degree = f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WHERE NOT b.{ID} IN $hidden RETURN count(*)"
+        self.out_degree = f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WITH b WHERE NOT b.{ID} IN $hidden RETURN count(*)"
+        self.in_degree = f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WITH b WHERE NOT b.{ID} IN $hidden RETURN count(*)"
         self.relations = (
             f"MATCH (a:{L})-{relpat}->(b:{L}) WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
             f"RETURN a.{ID}, {rel}, b.{ID}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
@@ -100,8 +102,8 @@ class _Queries:
             f"WHERE NOT any(x IN ids WHERE x IN w) RETURN u.{ID}, coalesce(u.{TEXT}, ''), ids"
         )
         self.units_for = (
-            f"WITH $withheld AS w MATCH (u:{TU})-[:{MENTIONS}]->(e:{L} {{{ID}: $id}}) WHERE NOT e.{ID} IN $hidden "
-            f"WITH u, w, {ids} AS ids WHERE NOT any(x IN ids WHERE x IN w) "
+            f"WITH $withheld AS w MATCH (u:{TU})-[:{MENTIONS}]->(e:{L} {{{ID}: $id}}) "
+            f"WITH u, e, w, {ids} AS ids WHERE NOT e.{ID} IN $hidden AND NOT any(x IN ids WHERE x IN w) "
             f"RETURN u.{ID}, coalesce(u.{TEXT}, ''), ids ORDER BY {d.order_expr_unit}"
         )
         self.raw_unit = f"MATCH (u:{TU} {{{ID}: $id}}) RETURN u.{ID}, coalesce(u.{TEXT}, ''), {ids}"
@@ -112,6 +114,7 @@ class _Queries:
             f"MATCH (c:{COM}) RETURN c.{ID}, c.title, c.summary, c.level, {d.community_members_expr} "
             f"ORDER BY {d.order_expr_community}"
         )
+        self.community_count = f"MATCH (c:{COM}) RETURN count(*)"
         self.entity_types = f"MATCH (e:{L}) RETURN coalesce(e.{TYPE}, 'entity'), count(*)"
         self.relation_types = f"MATCH (a:{L})-{relpat}->(b:{L}) RETURN {rel}, count(*)"
         self.params = {q: tuple(dict.fromkeys(_PARAM.findall(q))) for q in vars(self).values() if isinstance(q, str)}
@@ -352,9 +355,17 @@ class CypherGraph:
         hidden = self.graph_filter.hidden
         return nx.subgraph_view(full, filter_node=lambda n: n not in hidden)  # type: ignore[return-value]
 
-    def describe(self) -> dict[str, Any]:
-        """Counts of what the graph holds, for ``graphtrail kg info`` (aggregate queries, no full read)."""
+    def describe(self, communities: bool = False) -> dict[str, Any]:
+        """Counts of what the graph holds, for ``graphtrail kg info`` (aggregate queries, no full read).
+
+        Communities are counted as stored; ``communities=True`` computes them
+        first when the database has none (Louvain over the whole graph).
+        """
         base = self._unfiltered()
+        if communities or self._shared.communities is not None:
+            n_communities = len(self.communities)
+        else:
+            n_communities = int(base._rows("community_count")[0][0])
         types = {str(t): int(n) for t, n in base._rows("entity_types")}
         rels = {str(r): int(n) for r, n in base._rows("relation_types")}
         return {
@@ -364,7 +375,7 @@ class CypherGraph:
             "entities": len(base),
             "relations": sum(rels.values()),
             "text_units": len(self.text_units),
-            "communities": len(self.communities),
+            "communities": n_communities,
             "entity_types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
             "relation_types": dict(sorted(rels.items(), key=lambda kv: (-kv[1], kv[0]))),
         }
