@@ -4,6 +4,7 @@ labelled and filterable replay traces, and output folders git ignores."""
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -157,3 +158,23 @@ def test_gitignore_covers_the_documented_output_folders() -> None:
     for folder in sorted(folders):
         proc = subprocess.run(["git", "check-ignore", "-q", f"{folder}/report.html"], cwd=ROOT)
         assert proc.returncode == 0, f"{folder}/ is not in .gitignore"
+
+
+# ----------------------------------------------------------------------------- hostile data strings
+def test_mathtext_and_html_in_question_data_do_not_break_eval_or_report(tmp_path: Path) -> None:
+    # A question id with two dollars used to be parsed as matplotlib mathtext and crash after every run was done.
+    first = (ROOT / "src" / "graphtrail" / "data" / "countries-demo.questions.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    record = json.loads(first)
+    record.update(id="usd$_{$1", answers=["<script>alert(1)</script>", *record["answers"]])
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    out = tmp_path / "eval"
+    proc = run_cli("eval", "--kg", "countries", "-q", str(questions), "--model", DEMO_MODEL,
+                   "-c", "baseline,uncited_removal,leave_one_out", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    for name in ("results.json", "report.md", "report.html", "accuracy.png", "traversal.png"):
+        assert (out / name).is_file(), name
+    assert "<script>" not in (out / "report.md").read_text(encoding="utf-8")
+    again = run_cli("report", str(out / "results.json"), "--html", "--out", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stderr
+    assert "usd$_{$1" in (tmp_path / "again" / "report.html").read_text(encoding="utf-8")

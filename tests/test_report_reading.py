@@ -101,7 +101,7 @@ def test_hostile_data_strings_render_as_plain_text(tmp_path):
         paths = rep.write(tmp_path)
     assert {"accuracy", "influence", "traversal", "markdown", "html"} <= set(paths)
     md = paths["markdown"].read_text()
-    assert "<script>" not in md and "&lt;script&gt;" in md
+    assert "<script>" not in md and "</script>" not in md and "&lt;script>" in md
 
 
 def test_mathtext_escape_is_what_prevents_the_crash():

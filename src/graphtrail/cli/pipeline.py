@@ -7,6 +7,7 @@ steps read top to bottom and can be reused (``demo`` is ``run`` + ``eval``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -213,8 +214,8 @@ def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | N
     from graphtrail._heartbeat import Heartbeat
 
     # On a terminal a live bar; piped or in CI, a plain line on stderr every few seconds.
-    beat = None if console.is_terminal else Heartbeat("answering", len(inputs.questions), unit="questions").start()
-    with Progress(console=console, transient=True) as progress:
+    beat = None if console.is_terminal else Heartbeat("answering", len(inputs.questions), unit="questions")
+    with Progress(console=console, transient=True) as progress, (beat or contextlib.nullcontext()):
         task = progress.add_task(f"answering with {built.name} ({built.model_name})", total=len(inputs.questions))
         for q in inputs.questions:
             with graphtrail.capture() as cap:
@@ -249,8 +250,6 @@ def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | N
             progress.advance(task)
             if beat is not None:
                 beat.advance()
-    if beat is not None:
-        beat.stop()
     _flush_tracing()
 
     with (out / "trajectories.jsonl").open("w", encoding="utf-8") as fh:
