@@ -5,8 +5,8 @@
 # Why a script: Jaeger ships no PyPI package, and prebuilt release binaries cannot be
 # downloaded here; the Go module proxy can serve its source, so we build it with
 # `go install` once (10-45 min on 2 shared cores: 44 min measured) into a cache
-# outside the work tree. A fresh
-# clone on the same machine (CI) then finds it in well under a second.
+# outside the work tree. A fresh clone on the same machine (CI) then finds it at once,
+# and an interrupted build resumes from Go's build cache.
 #
 # Idempotent. Exit 0 when the cached binary runs and reports the pinned version;
 # non-zero with a message on stderr otherwise, so callers can skip the marker.
