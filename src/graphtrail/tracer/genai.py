@@ -25,6 +25,7 @@ _enc = json.encoder.encode_basestring  # a str as a JSON string literal, in C
 __all__ = [
     "provider_name",
     "redact",
+    "redact_text",
     "MessageCache",
     "input_messages",
     "output_messages",
@@ -86,16 +87,26 @@ def provider_name(label: str) -> str:
     return known
 
 
+# The two functions below are the only way message content and tool-call arguments
+# reach these attributes: a stricter redaction (e.g. of secrets inside free text)
+# plugs in here and covers every GenAI content attribute.
+
+
 def redact(value: Any, mode: ContentMode, limit: int) -> Any:
-    """The one place message content and tool arguments are cleaned before they become attributes.
+    """Message content or tool-call arguments as recorded.
 
     Dicts (tool-call arguments) get what ``graphtrail.step.args`` gets
     (secret-looking keys redacted, text per content mode); anything else becomes
-    text truncated to ``limit``. Callers only emit in ``full`` mode.
+    text (:func:`redact_text`). Callers only emit in ``full`` mode.
     """
     if isinstance(value, Mapping):
         return clean_args(dict(value), mode, limit)
-    return truncate(value if isinstance(value, str) else to_text(value), limit)
+    return redact_text(value if isinstance(value, str) else to_text(value), limit)
+
+
+def redact_text(text: str, limit: int) -> str:
+    """Message text as recorded: truncated to ``limit``, like every other text attribute."""
+    return truncate(text, limit)
 
 
 def messages_cap(limit: int) -> int:
@@ -177,7 +188,7 @@ def _encode_message(message: Any, mode: ContentMode, limit: int) -> str:
     kind = getattr(message, "type", None)
     content = getattr(message, "content", None)
     if kind in ("human", "system", "ai") and type(content) is str:
-        text = '{"type":"text","content":' + _enc(truncate(content, limit)) + "}" if content else ""
+        text = '{"type":"text","content":' + _enc(redact_text(content, limit)) + "}" if content else ""
         if kind != "ai":
             return '{"role":"' + ("user" if kind == "human" else "system") + '","parts":[' + text + "]}"
         calls = getattr(message, "tool_calls", None)
@@ -192,7 +203,7 @@ def _encode_message(message: Any, mode: ContentMode, limit: int) -> str:
     if kind == "tool" and type(content) is str:
         call_id = getattr(message, "tool_call_id", None)
         return ('{"role":"tool","parts":[{"type":"tool_call_response","id":' + ("null" if call_id is None else _enc(str(call_id)))
-                + ',"response":' + _enc(truncate(content, limit)) + "}]}")
+                + ',"response":' + _enc(redact_text(content, limit)) + "}]}")
     return dumps(message_dict(message, mode, limit))
 
 
