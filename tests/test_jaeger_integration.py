@@ -141,8 +141,9 @@ def test_demo_over_otlp_http_reads_back_from_jaeger(jaeger_server: JaegerServer,
     _check_agent_traces(traces, answers, HTTP_SERVICE)
     services = jaeger_server.get("/api/services")["data"]
     assert HTTP_SERVICE in services and f"{HTTP_SERVICE}-replay" in services
-    operations = jaeger_server.get(f"/api/services/{HTTP_SERVICE}/operations")["data"]
-    assert {o["name"] for o in operations if o["spanKind"] == "client"} and f"invoke_agent {AGENT}" in {o["name"] for o in operations}
+    operations = {(o["name"], o["spanKind"]) for o in jaeger_server.get("/api/operations", service=HTTP_SERVICE)["data"]}
+    assert (f"invoke_agent {AGENT}", "internal") in operations
+    assert any(name.startswith("chat ") and kind == "client" for name, kind in operations)
 
 
 def test_replays_are_under_their_own_service(jaeger_server: JaegerServer, demo_http: Path) -> None:  # noqa: F811
@@ -182,7 +183,7 @@ def test_api_v3_returns_otlp_with_the_resource_and_scope(jaeger_server: JaegerSe
     found = jaeger_server.get(
         "/api/v3/traces",
         **{"query.service_name": GRPC_SERVICE, "query.start_time_min": "2000-01-01T00:00:00Z",
-           "query.start_time_max": "2100-01-01T00:00:00Z", "query.search_depth": 100},
+           "query.start_time_max": "2100-01-01T00:00:00Z", "query.num_traces": 100},
     )["result"]
     ids = {s["traceId"] for rs in found["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]}
     assert {a["trace_id"] for a in _answers(run_grpc)} <= ids

@@ -409,3 +409,25 @@ def test_evaluation_replays_are_marked_as_replays() -> None:
         ann = active_annotations()
     assert ann is not None and ann.replay
     assert ann.attributes["graphtrail.condition"] == "hide-top1" and ann.attributes["graphtrail.question_id"] == "q9"
+
+
+def test_the_fast_message_encoder_writes_what_the_general_one_does() -> None:
+    from langchain_core.messages import ChatMessage, HumanMessage, SystemMessage, ToolMessage
+
+    from graphtrail.tracer.genai import _encode_message, message_dict
+
+    messages = [
+        HumanMessage("Which currency does Kenya use? \u00e9\u4e2d \"quoted\""),
+        SystemMessage("You answer with citations."),
+        AIMessage(""),
+        AIMessage("Let me look.", tool_calls=[tool_call("search", {"query": "Kenya", "token": "t-1"}, "c1")]),
+        AIMessage("", tool_calls=[tool_call("a", {"x": 1}, "c2"), tool_call("b", {"y": [1, 2]}, "c3")]),
+        ToolMessage("x" * 100, tool_call_id="c1"),
+        HumanMessage([{"type": "text", "text": "parts"}, {"type": "text", "text": " too"}]),
+        ChatMessage(role="user", content="custom"),
+    ]
+    for mode in ("full", "ids-only"):
+        for message in messages:
+            fast = _encode_message(message, mode, 40)
+            assert json.loads(fast) == message_dict(message, mode, 40), message
+    assert "t-1" not in _encode_message(messages[3], "full", 40)

@@ -941,7 +941,7 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
         attrs[A.OUTPUT_VALUE] = root.text(text)
         cap = messages_cap(root.limit)
         attrs[A.GEN_AI_OUTPUT_MESSAGES] = (
-            output_messages(message, gen, root.content, root.limit, cap) if message is not None
+            output_messages(message, gen, _message_cache(root), cap) if message is not None
             else completion_messages(gen, root.content, root.limit, cap)
         )
     span = _start_span(run, name, SpanKind.CLIENT, attrs)
@@ -962,16 +962,20 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
     ))
 
 
+def _message_cache(root: _Root) -> MessageCache:
+    cache = root.messages
+    if cache is None:
+        cache = root.messages = MessageCache(root.content, root.limit)
+    return cache
+
+
 def _input_messages(attrs: dict[str, Any], root: _Root, sent: Any, chat: bool) -> None:
     """``gen_ai.input.messages`` (content="full"): the whole conversation sent, capped; messages
     left out to fit the cap (the oldest after the first) are counted in ``graphtrail.messages.omitted``."""
     if not chat or not isinstance(sent, list):
         attrs[A.GEN_AI_INPUT_MESSAGES] = capped_json(prompt_messages(to_text(sent), root.content, root.limit), messages_cap(root.limit))
         return
-    cache = root.messages
-    if cache is None:
-        cache = root.messages = MessageCache(root.content, root.limit)
-    text, omitted = input_messages(sent, cache, messages_cap(root.limit))
+    text, omitted = input_messages(sent, _message_cache(root), messages_cap(root.limit))
     attrs[A.GEN_AI_INPUT_MESSAGES] = text
     if omitted:
         attrs[A.MESSAGES_OMITTED] = omitted
