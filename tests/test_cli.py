@@ -320,7 +320,7 @@ def test_kg_info_on_each_format(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         "graphml": lambda: write_graphml(tmp_path / "films.graphml"),
         "graphrag": lambda: write_graphrag_folder(tmp_path / "graphrag_output"),
     }[fmt]()
-    code, out, err = call(capsys, "kg", "info", str(path), "--samples", "3")
+    code, out, err = call(capsys, "kg", "info", str(path), "--samples", "3", "--communities")
     assert code == 0, err
     counts = {m[0]: int(m[1]) for m in re.findall(r"│ (entities|relations|text units|communities)\s*│\s*(\d+) │", out)}
     assert counts["entities"] == len({n for h, _, t in FILM_TRIPLES for n in (h, t)})

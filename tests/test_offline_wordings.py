@@ -193,4 +193,4 @@ def test_cli_run_on_a_users_own_tsv_and_wording(tmp_path: Path):
         "u1": "Lord Byron", "u2": "Missolonghi", "u3": "Greece", "u4": "Greek", "u5": "London", "u6": "unknown",
     }
     assert [rows[i]["correct"] for i, _, _ in USER_QUESTIONS] == [True] * 5 + [False]
-    assert "accuracy: 5/6" in proc.stdout
+    assert "(one per question): 5/6" in proc.stdout

@@ -320,7 +320,8 @@ def test_each_tool_call_has_an_entities_event(content: str) -> None:
     else:
         assert "graphtrail.entities" not in event.attributes
     (n_event,) = [e for e in tools["neighbors"].events if e.name == "graphtrail.entities"]
-    assert list(n_event.attributes["graphtrail.entity.ids"]) == ["N7-c"]
+    # the neighbour, and the edge's other end: every entity a tool output names is revealed (issue 9)
+    assert list(n_event.attributes["graphtrail.entity.ids"]) == ["N7-c", "N7-a"]
     assert not [e for e in tools["submit_answer"].events if e.name == "graphtrail.entities"]  # revealed nothing
 
 

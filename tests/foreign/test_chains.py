@@ -63,10 +63,11 @@ def test_graph_qa_chain_answer_is_read_and_its_ablations_refused() -> None:
     # the answer came from the chain's "result" key
     assert [q.baseline_answer for q in report.questions] == ["Director 1", "Director 2"]
     assert report.condition("baseline").accuracy == 1.0
-    # nothing the chain read went through a tool: the conditions removed nothing it used
-    for name in ("cited_removal", "uncited_removal"):
-        row = report.condition(name)
-        assert not row.valid and "no tool output of the baseline runs revealed" in row.invalid_reason
+    # it cites nothing: the citation conditions have no numbers, and say why
+    assert report.cited_nothing and report.condition("cited_removal").not_applicable
+    # nothing the chain read went through a tool: the conditions that ran removed nothing it used
+    row = report.condition("uncited_removal")
+    assert not row.valid and "no tool output of the baseline runs revealed" in row.invalid_reason
     with pytest.raises(CoverageError, match="(?i)no tool output of the baseline"):
         evaluate(chain, questions(1), input_builder=lambda q: {"query": q}, strict=True, **EVAL_OPTIONS)
 
