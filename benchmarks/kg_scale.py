@@ -15,7 +15,7 @@ match. It is written once per size under ``--workdir`` and reused.
 Each size runs in a fresh child process (so peak RSS is that size's own) and
 prints:
 
-- load time and peak RSS after loading (target at 1M edges: <= 5 s, <= 1 GB);
+- load time (wall and CPU) and peak RSS after loading (target at 1M edges: <= 5 s, <= 1 GB);
 - the search index build (first query) and search p50 over typo'd names (target p50 <= 20 ms);
 - communities: Louvain once (or read from the cache beside the graph);
 - each tool's p50 (``get_neighbors`` on the biggest hub and on a typical entity),
@@ -28,8 +28,9 @@ Backends: ``--backend`` picks how the graph is opened. ``memory`` (default)
 is graphtrail's in-memory graph; other backends register a function in
 :data:`BACKENDS` that takes the triples file and a scratch folder and returns
 an object with the :class:`graphtrail.agents.backend.GraphBackend` methods.
-The timings are process CPU-independent wall clock on a shared machine: rerun
-and compare ratios, not single numbers.
+Wall-clock figures on a shared machine include time spent waiting for a core;
+the CPU rows (process CPU time) do not, and the script warns when the two
+drift far apart. Rerun and compare ratios, not single numbers.
 """
 
 from __future__ import annotations

@@ -594,10 +594,17 @@ class KnowledgeGraph:
         if com is None:
             return None
         f = self.graph_filter
-        if f is None or community_id not in self._store.for_filter(f)["touched"]:
+        if f is None:
             return com
-        members = tuple(e for e in com.entity_ids if e not in f.hidden)
-        return Community(com.id, f"Community {com.id}", members, "", com.level)
+        derived = self._store.for_filter(f)
+        if community_id not in derived["touched"]:
+            return com
+        shown = derived.setdefault("communities", {})  # built once per filter: members can run to thousands
+        view = shown.get(community_id)
+        if view is None:
+            members = tuple(e for e in com.entity_ids if e not in f.hidden)
+            view = shown[community_id] = Community(com.id, f"Community {com.id}", members, "", com.level)
+        return view
 
     def community_touched(self, community_id: str) -> bool:
         """Whether the view's filter hides, masks or text-blocks a member of the community."""
@@ -609,8 +616,9 @@ class KnowledgeGraph:
         self.communities  # noqa: B018 - computes them on first use
         if entity_id in self._hidden():
             return []
+        # A visible member of a community stays a member under any filter (only hidden ones are dropped).
         found = (self.community(cid) for cid in self._store.communities_by_entity().get(entity_id, ()))
-        return [c for c in found if c is not None and entity_id in c.entity_ids]
+        return [c for c in found if c is not None]
 
     # ------------------------------------------------------------ search
     def entity_index(self) -> "EntityIndex":
