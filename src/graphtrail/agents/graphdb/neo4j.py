@@ -66,7 +66,7 @@ def parse_neo4j_uri(uri: str) -> Neo4jTarget:
         raise KGError(f"{display}: no host in the Neo4j URI; expected bolt://user:password@host:7687")
     options = dict(parse_qsl(parts.query, keep_blank_values=True))
     database = options.pop("database", None) or (parts.path.strip("/") or None)
-    name = options.pop("name", None)
+    name = options.pop("graph_name", None)
     user = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password is not None else os.environ.get("NEO4J_PASSWORD")
     auth = (user or os.environ.get("NEO4J_USERNAME") or "neo4j", password) if password is not None else None
