@@ -216,3 +216,14 @@ def test_neo4j_import_refuses_a_database_that_holds_a_graph(neo4j_server: Any) -
     import_graph(careless_kg(), neo4j_server.bolt_uri)
     with pytest.raises(KGError, match="never overwrites"):
         import_graph(careless_kg(), neo4j_server.bolt_uri)
+
+
+def test_a_database_without_communities_gets_the_same_louvain_as_memory(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    kg = load_kg("countries")
+    kg.communities.clear()  # as a graph imported from triples, before anything computed them
+    served = on_backend(kg, "ladybug", request, tmp_path)
+    assert served.describe()["communities"] == 0  # counted as stored, not computed by kg info
+    kg.compute_communities(seed=0)
+    assert served.communities == kg.communities and len(kg.communities) > 1
+    some = next(iter(kg.communities.values())).entity_ids[0]
+    assert served.communities_of(some) == kg.communities_of(some)

@@ -40,6 +40,8 @@ __all__ = ["CypherGraph", "LIST_SEPARATOR"]
 LIST_SEPARATOR = "\x1f"
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+#: Filters whose query parameters are kept (concurrent replays each hold one).
+_PARAM_CACHE = 64
 
 
 def _aliases(value: Any) -> tuple[str, ...]:
@@ -126,12 +128,38 @@ class _Shared:
     def __init__(self, store: GraphStore) -> None:
         self.store = store
         self.queries = _Queries(store)
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entered: loading communities makes an unfiltered view
         self.communities: dict[str, Community] | None = None
         self.communities_by_entity: dict[str, list[str]] | None = None
         self.graph: nx.MultiDiGraph | None = None
         self.community_seed = 0
         self.community_resolution = 1.0
+        self._params: dict[GraphFilter | None, dict[str, Any]] = {}
+
+    def params_for(self, f: GraphFilter | None) -> dict[str, Any]:
+        """The query parameters of a filter, built once per filter.
+
+        A view is made per tool call, and a replay makes hundreds with the same
+        filter; under full isolation its id lists hold nearly the whole graph.
+        """
+        found = self._params.get(f)
+        if found is None:
+            hidden = sorted(f.hidden) if f else []
+            masked = sorted(f.masked) if f else []
+            blocked = sorted(f.text_blocked) if f else []
+            found = {
+                "hidden": hidden,
+                "masked": masked,
+                "blocked": blocked,
+                "withheld": sorted(set(hidden) | set(masked) | set(blocked)),
+                "mask_prefix": f"{MASK_PLACEHOLDER} ",
+                "sep": LIST_SEPARATOR,
+            }
+            with self.lock:
+                if len(self._params) >= _PARAM_CACHE:
+                    self._params.pop(next(iter(self._params)))
+                self._params[f] = found
+        return found
 
 
 class _TextUnits(Mapping[str, TextUnit]):
@@ -172,18 +200,7 @@ class CypherGraph:
         self._shared = _shared or _Shared(store)
         self.name = name
         self.graph_filter = graph_filter
-        f = graph_filter
-        hidden = sorted(f.hidden) if f else []
-        masked = sorted(f.masked) if f else []
-        blocked = sorted(f.text_blocked) if f else []
-        self._params: dict[str, Any] = {
-            "hidden": hidden,
-            "masked": masked,
-            "blocked": blocked,
-            "withheld": sorted(set(hidden) | set(masked) | set(blocked)),
-            "mask_prefix": f"{MASK_PLACEHOLDER} ",
-            "sep": LIST_SEPARATOR,
-        }
+        self._params = self._shared.params_for(graph_filter)
         self.text_units: Mapping[str, TextUnit] = _TextUnits(self)
 
     # ------------------------------------------------------------ plumbing
