@@ -98,12 +98,16 @@ def capture() -> Iterator[Capture]:
     observer = outer_observer or _RunObserver()
     token = _captures.set((*_captures.get(), cap))
     obs_token = _observer.set(observer)
+    closed_normally = False
     try:
         yield cap
+        closed_normally = True
     finally:
         _observer.reset(obs_token)
         _captures.reset(token)
-        if outer_observer is None and observer.seen and not cap.trajectories:
+        # A block left by an exception (Ctrl-C, a failing run) may hold no trajectory
+        # because its traced run never finished: that is not an untraced agent.
+        if closed_normally and outer_observer is None and observer.seen and not cap.trajectories:
             warn_once("capture_untraced", UNTRACED_WARNING)
 
 
