@@ -26,9 +26,10 @@ class Dialect:
     relation_expr: str
     #: Expression for a text unit ``u``'s mentioned entity ids, as a list.
     unit_entity_ids_expr: str
-    #: Expression for a community ``c``'s member ids, as a list (``None``: read ``c.entity_ids`` as stored).
+    #: Expression for a community ``c``'s member ids, as a list.
     community_members_expr: str
-    #: Whether the engine sorts NULLs last in ascending order (Neo4j yes); ordering falls back to ids.
+    #: ORDER BY expressions for entities ``e``, relations ``r`` (to neighbour ``b``), units ``u``,
+    #: communities ``c``: insertion order where the import stored it, else ids.
     order_expr_entity: str
     order_expr_relation: str
     order_expr_unit: str
