@@ -66,6 +66,7 @@ from pydantic import Field
 from rapidfuzz import fuzz
 
 from .._lines import split_lines
+from .loaders import DEFAULT_RELATION
 from .sampling import current_trial
 
 __all__ = ["OfflineChatModel", "UNKNOWN_ANSWER"]
@@ -106,6 +107,9 @@ def _label_key(text: str) -> tuple[str, ...]:
     return tuple(w for w in _words(_label_text(spaced)) if w not in _ARTICLES)
 
 
+_WH_WORDS = {"what", "which", "who", "whom", "whose", "where"}
+#: Labels that name no relation: the loaders' default for edges without one, and its usual spellings.
+_UNNAMED = {_label_key(DEFAULT_RELATION), ("related",), ("relatedto",), ("related", "with")}
 #: Words that carry no meaning of their own inside a relation label.
 _LABEL_GLUE = {"of", "in", "by", "at", "on", "to", "for", "with", "from", "is", "the", "a", "an"}
 
@@ -121,9 +125,10 @@ def _resembles(phrase: str, label: str) -> bool:
     words, label_words = _label_key(phrase), _label_key(label)
     if words == label_words or fuzz.ratio(" ".join(words), " ".join(label_words)) >= 80:
         return True
-    content = [w for w in words if w not in _LABEL_GLUE and len(w) >= 3]
+    content = [w for w in words if w not in _LABEL_GLUE and w not in _WH_WORDS and len(w) >= 3]
     label_content = [w for w in label_words if w not in _LABEL_GLUE and len(w) >= 3]
-    return any(w in lw or lw in w for w in content for lw in label_content)
+    # one word inside the other ("birthplace" / "birth"), or one stem ("directed" / "director")
+    return any(w in lw or lw in w or (len(w) >= 5 and len(lw) >= 5 and w[:5] == lw[:5]) for w in content for lw in label_content)
 
 
 # ---------------------------------------------------------------- memory
@@ -141,6 +146,7 @@ class _Memory:
     searched: list[str] = field(default_factory=list)
     failed_ids: set[str] = field(default_factory=set)
     units: list[tuple[str, list[str]]] = field(default_factory=list)  # (text, mentioned ids)
+    unit_ids: dict[str, list[str]] = field(default_factory=dict)  # entity id -> its text unit ids (get_entity)
     rejections: list[str] = field(default_factory=list)
     submissions: int = 0
 
@@ -153,6 +159,8 @@ class _Memory:
             self.aliases.setdefault(eid, []).append(str(alias))
         if isinstance(obj.get("relations"), list):
             self.labels[eid] = [(str(r["relation"]), str(r.get("direction", "out"))) for r in obj["relations"]]
+        if isinstance(obj.get("text_units"), list):
+            self.unit_ids[eid] = [str(u) for u in obj["text_units"]]
 
     def see_edge(self, obj: dict[str, Any]) -> None:
         edge = (str(obj["source"]), str(obj["relation"]), str(obj["target"]))
@@ -464,6 +472,10 @@ class _GiveUp(Exception):
     """The policy cannot make progress; submit the best it has."""
 
 
+class _UnnamedRelations(_GiveUp):
+    """The entity's edges carry no relation words (all "related to", as in a GraphRAG index)."""
+
+
 class _Policy:
     def __init__(self, model: OfflineChatModel, question: str, system: str, memory: _Memory, turns: int) -> None:
         self.model = model
@@ -615,6 +627,8 @@ class _Policy:
             if not known:
                 return hop.phrase  # nothing structured to match: read the text for the question's own words
         labels = list(dict.fromkeys(lab for lab, d in known if d == hop.direction)) or list(dict.fromkeys(lab for lab, _ in known))
+        if labels and all(_label_key(lab) in _UNNAMED for lab in labels):
+            raise _UnnamedRelations(f"the relations of {eid} have no names")
         scored = sorted(
             ((fuzz.WRatio(hop.phrase, _label_text(lab)), lab) for lab in labels), key=lambda sl: (-sl[0], sl[1])
         )
@@ -690,7 +704,20 @@ class _Policy:
         raise _GiveUp("no topic")
 
     def follow(self, eid: str, hop: _Hop, key: str) -> str:
-        label = self.pick_label(eid, hop, key)
+        try:
+            label = self.pick_label(eid, hop, key)
+        except _UnnamedRelations:
+            # The graph does not name its relations (a GraphRAG index): the words are in the entity's text units.
+            targets = self._read_text(eid, hop)
+            if not targets:
+                raise
+            if "get_neighbors" in self.tools:
+                # What the text says, checked against the graph: prefer the entities an edge links to ``eid``.
+                if (eid, "*", "both") not in self.memory.queried:
+                    raise _NeedCall([self._call("get_neighbors", entity_id=eid, direction="both")]) from None
+                linked = {t for s, _, t in self.memory.edges if s == eid} | {s for s, _, t in self.memory.edges if t == eid}
+                targets = [t for t in targets if t in linked] or targets
+            return self.choose("hop:" + key, targets)
         direction = hop.direction
         targets = self.memory.neighbors(eid, label, direction)
         asked = (eid, _label_text(label), direction) in self.memory.queried
@@ -705,10 +732,21 @@ class _Policy:
             raise _GiveUp(f"nothing via {label!r} from {eid}")
         return self.choose("hop:" + key, targets)
 
+    def _read_text(self, eid: str, hop: _Hop) -> list[str]:
+        """Entities that ``eid``'s own text units name next to the hop's words (reading the units first)."""
+        if "read_text_unit" not in self.tools:
+            return []
+        unread = [
+            u for u in self.memory.unit_ids.get(eid, [])[:3] if _canonical("read_text_unit", {"unit_id": u}) not in self.memory.calls
+        ]
+        if unread:
+            raise _NeedCall([self._call("read_text_unit", unit_id=u) for u in unread])
+        return self._text_hop(eid, hop)
+
     def _text_hop(self, eid: str, hop: _Hop) -> list[str]:
         """Without graph edges (text-only context): entities named in a sentence with ``eid`` and the hop's words."""
         name = _norm(self.memory.name(eid))
-        stems = [w[:5] for w in hop.phrase.split() if len(w) > 2]
+        stems = [w[:5] for w in hop.phrase.split() if len(w) > 2 and w not in _WH_WORDS]
         out: list[str] = []
         for text, mentions in self.memory.units:
             for sentence in re.split(r"(?<=[.!?;])\s+", text):
