@@ -27,7 +27,7 @@ prints:
 Backends: ``--backend`` picks how the graph is opened. ``memory`` (default)
 is graphtrail's in-memory graph; other backends register a function in
 :data:`BACKENDS` that takes the triples file and a scratch folder and returns
-an object with the :class:`graphtrail.agents.backend.GraphBackend` methods.
+an object with the :class:`graphtrail.kg.backends.base.GraphBackend` methods.
 Wall-clock figures on a shared machine include time spent waiting for a core;
 the CPU rows (process CPU time) do not, and the script warns when the two
 drift far apart. Rerun and compare ratios, not single numbers.

@@ -537,7 +537,7 @@ def kg_document(b: Builder, units: list[dict], communities: list[dict]) -> dict:
 def compute_communities(doc: dict) -> list[dict]:
     """Seeded Louvain communities, computed with graphtrail's own KnowledgeGraph."""
     sys.path.insert(0, str(OUT_DIR.parents[1]))
-    from graphtrail.agents.kg import KnowledgeGraph
+    from graphtrail.kg.graph import KnowledgeGraph
 
     kg = KnowledgeGraph(name="countries")
     for n in doc["nodes"]:

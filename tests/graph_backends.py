@@ -24,7 +24,7 @@ def on_backend(kg: KnowledgeGraph, backend: str, request: pytest.FixtureRequest,
     if backend == "memory":
         return kg
     from graphtrail.agents import load_kg
-    from graphtrail.agents.graphdb import import_graph
+    from graphtrail.kg.backends import import_graph
 
     if backend == "ladybug":
         pytest.importorskip("ladybug", reason="LadybugDB is not installed (pip install 'graphtrail[graphdb]')")

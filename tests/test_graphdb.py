@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from graphtrail.agents import GraphFilter, KGError, KnowledgeGraph, load_kg, make_graph_tools, use_filter
-from graphtrail.agents.graphdb import import_graph, is_graph_database
+from graphtrail.kg.backends import import_graph, is_graph_database
 from tests.graph_backends import on_backend
 from tests.neo4j_server import neo4j_server, wipe  # noqa: F401 - the fixture the Neo4j cases use
 

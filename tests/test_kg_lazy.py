@@ -9,9 +9,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-import graphtrail.agents.communities as communities_mod
+import graphtrail.kg.communities as communities_mod
 from graphtrail.agents import Community, GraphFilter, KnowledgeGraph, load_kg
-from graphtrail.agents.communities import cache_path
+from graphtrail.kg.communities import cache_path
 from graphtrail.cli.main import main as cli_main
 
 

@@ -11,7 +11,7 @@ import networkx as nx
 import pytest
 
 from graphtrail.agents import KGError, KnowledgeGraph, MissingDependencyError, list_bundled, load_kg, save_kg
-from graphtrail.agents.loaders import detect_format
+from graphtrail.kg.loaders import detect_format
 
 
 def edges_of(kg: KnowledgeGraph) -> set[tuple[str, str, str]]:

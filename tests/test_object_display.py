@@ -11,7 +11,7 @@ from rich.console import Console
 
 import graphtrail
 from graphtrail.agents import KnowledgeGraph, Question, load_kg, load_questions
-from graphtrail.agents.views import GraphFilter
+from graphtrail.kg.views import GraphFilter
 from graphtrail.evaluators.report import build_report
 from tests.provenance_cases import kenya_trajectory
 from tests.test_report import questions, records

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from graphtrail.agents import GraphFilter, KnowledgeGraph, load_kg
-from graphtrail.agents.search import scan_entities
+from graphtrail.kg.search import scan_entities
 from graphtrail.agents.tools import search_entity_records
 
 from .search_cases import RANKINGS, filters
@@ -46,7 +46,7 @@ def test_index_scores_only_candidates_not_every_label() -> None:
     scored: list[int] = []
     original = index.search.__func__  # type: ignore[attr-defined]
 
-    import graphtrail.agents.search as search_mod
+    import graphtrail.kg.search as search_mod
 
     real = search_mod.label_scores
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from graphtrail.agents import KGError, load_kg
-from graphtrail.agents.loaders import KGWarning, load_triples
+from graphtrail.kg.errors import KGWarning
+from graphtrail.kg.loaders.triples import load_triples
 
 
 def _graph(kg) -> tuple:
@@ -125,13 +126,13 @@ def test_the_fast_path_leaves_errors_to_the_exact_reader(tmp_path: Path, text: s
 
 
 def test_load_kg_uses_the_fast_path_for_large_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphtrail.agents.loaders as loaders
+    import graphtrail.kg.loaders.triples as triples
 
     path = tmp_path / "big.tsv"
     path.write_text("".join(f"n{i}\tr\tn{i + 1}\n" for i in range(50)), encoding="utf-8")
     calls = []
-    real = loaders._load_triples_fast
-    monkeypatch.setattr(loaders, "_load_triples_fast", lambda *a: calls.append(1) or real(*a))
-    monkeypatch.setattr(loaders, "FAST_PATH_BYTES", 10)
+    real = triples._load_triples_fast
+    monkeypatch.setattr(triples, "_load_triples_fast", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(triples, "FAST_PATH_BYTES", 10)
     kg = load_kg(path)
     assert calls and len(kg) == 51

@@ -1,8 +1,25 @@
-"""graphtrail.agents: reference GraphRAG agents over a networkx knowledge graph."""
+"""graphtrail.agents: reference GraphRAG agents over a networkx knowledge graph.
 
-from .kg import Community, EntityRecord, KGError, KnowledgeGraph, Relation, TextUnit
-from .views import GraphFilter, active_filter, use_filter
-from .loaders import BundledDataset, MissingDependencyError, list_bundled, load_kg, save_kg
+The knowledge graph itself (graph, loaders, filters, backends) lives in
+:mod:`graphtrail.kg`; its names are exported here too, as before.
+"""
+
+from ..kg import (
+    BundledDataset,
+    Community,
+    EntityRecord,
+    GraphFilter,
+    KGError,
+    KnowledgeGraph,
+    MissingDependencyError,
+    Relation,
+    TextUnit,
+    active_filter,
+    list_bundled,
+    load_kg,
+    save_kg,
+    use_filter,
+)
 from .questions import Question, QuestionsError, load_questions
 from . import answers
 from .tools import make_graph_tools, make_submit_answer_tool

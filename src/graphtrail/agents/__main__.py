@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console()
     from .answers import is_correct
-    from .loaders import load_kg
+    from ..kg.loaders import load_kg
     from .questions import load_questions
 
     try:

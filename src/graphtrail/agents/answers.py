@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .kg import KnowledgeGraph
+    from ..kg.graph import KnowledgeGraph
 
 __all__ = ["normalize_answer", "is_correct", "token_f1", "gold_labels"]
 

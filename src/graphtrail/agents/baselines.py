@@ -27,10 +27,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 
-from .kg import KnowledgeGraph
+from ..kg.graph import KnowledgeGraph
 from .models import resolve_model
 from .tools import SUBMIT_ANSWER, make_graph_tools, search_text_units
-from .views import active_filter
+from ..kg.views import active_filter
 
 __all__ = ["llm_only", "rag", "graphrag_local", "BASELINES"]
 

@@ -39,7 +39,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from .kg import KnowledgeGraph
+from ..kg.graph import KnowledgeGraph
 from .models import resolve_model
 from .tools import SUBMIT_ANSWER, make_graph_tools
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .._jsonread import JSONInputError
 from .._jsonread import loads as json_loads
 from .._lines import split_lines
-from .loaders import _BUNDLED, bundled_resource
+from ..kg.loaders.bundled import _BUNDLED, bundled_resource
 
 __all__ = ["Question", "QuestionsError", "load_questions"]
 

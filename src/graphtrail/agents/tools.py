@@ -29,11 +29,12 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, ToolException, tool
 from rapidfuzz import fuzz, process, utils
 
-from .kg import Community, EntityRecord, KnowledgeGraph, Relation
-from .search import CODE_MAX_LEN, MIN_SCORE, RELATIVE_MARGIN, scan_entities  # noqa: F401 - re-exported
-from .search import code_hits as _code_hits  # noqa: F401 - the ranking rules live in .search
-from .search import label_scores as _label_scores  # noqa: F401
-from .views import active_filter
+from ..kg.graph import KnowledgeGraph
+from ..kg.records import Community, EntityRecord, Relation
+from ..kg.search import CODE_MAX_LEN, MIN_SCORE, RELATIVE_MARGIN, scan_entities  # noqa: F401 - re-exported
+from ..kg.search import code_hits as _code_hits  # noqa: F401 - the ranking rules live in graphtrail.kg.search
+from ..kg.search import label_scores as _label_scores  # noqa: F401
+from ..kg.views import active_filter
 
 __all__ = [
     "make_graph_tools",
@@ -138,7 +139,7 @@ def search_entity_records(
     Returns ``(entity, score, matched label)``; ties break by entity id so
     results are deterministic. A backend with a ``search_entities`` method
     (the in-memory graph's is indexed) answers; otherwise every visible entity
-    is scored (:func:`graphtrail.agents.search.scan_entities`).
+    is scored (:func:`graphtrail.kg.search.scan_entities`).
     """
     indexed = getattr(view, "search_entities", None)
     if indexed is not None:

@@ -238,7 +238,7 @@ def kg_import(
     to: Annotated[str, typer.Option("--to", help="New LadybugDB file (graph.lbug or lbug:PATH) or Neo4j URI (bolt://user:pass@host:7687[?database=...]).")],
 ) -> None:
     """Write a knowledge graph into a graph database (LadybugDB file or Neo4j); never overwrites."""
-    from graphtrail.agents.graphdb import import_graph, is_graph_database
+    from graphtrail.kg.backends import import_graph, is_graph_database
 
     from .inputs import load_kg_arg
 

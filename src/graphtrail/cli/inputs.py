@@ -40,7 +40,7 @@ def _looks_like_path(value: str) -> bool:
 def load_kg_arg(value: str) -> Any:
     """Load ``--kg``: a bundled name, a file/folder in a supported format, or a graph database."""
     from graphtrail.agents import load_kg
-    from graphtrail.agents.graphdb import is_graph_database
+    from graphtrail.kg.backends import is_graph_database
 
     if is_graph_database(value):
         return load_kg(value)  # a missing .lbug file or an unreachable server raises KGError saying so
@@ -52,7 +52,7 @@ def load_kg_arg(value: str) -> Any:
         )
     import warnings
 
-    from graphtrail.agents.loaders import KGWarning
+    from graphtrail.kg.errors import KGWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", KGWarning)

@@ -23,11 +23,14 @@ import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .kg import Community, KnowledgeGraph
+from .records import Community
+
+if TYPE_CHECKING:  # pragma: no cover - the graph imports this module, never the reverse at run time
+    from .graph import KnowledgeGraph
 
 __all__ = ["louvain_communities", "lazy_communities", "cache_path", "CACHE_FORMAT"]
 

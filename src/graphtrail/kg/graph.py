@@ -2,7 +2,8 @@
 
 :class:`KnowledgeGraph` stores entities in parallel lists indexed by an integer
 node id, and relations as integer arrays with a CSR adjacency (built when first
-read, rebuilt after a change). A million-edge graph is a few tens of megabytes
+read, rebuilt after a change; the arrays live in :mod:`graphtrail.kg.store`).
+A million-edge graph is a few tens of megabytes
 and loads in seconds; a networkx graph of the same size took 2 GB and 22 s.
 Entities carry ``name``, ``type``, ``description`` and ``aliases``; a relation
 between two entities is keyed by its label (adding the same source, label and
@@ -14,24 +15,27 @@ What is derived is derived lazily, once:
 - ``kg.graph``: a :class:`networkx.MultiDiGraph` *copy*, built on first access,
   for users who want networkx algorithms (changing it does not change ``kg``);
 - communities: seeded Louvain, computed when first read if the source had none
-  (see :mod:`graphtrail.agents.communities`), and cached beside the graph file;
-- the entity search index (:class:`~graphtrail.agents.search.EntityIndex`).
+  (see :mod:`graphtrail.kg.communities`), and cached beside the graph file;
+- the entity search index (:class:`~graphtrail.kg.search.EntityIndex`).
 
 Ablations never copy the graph: :meth:`KnowledgeGraph.filtered` returns a view
-whose lookups honour a :class:`~graphtrail.agents.views.GraphFilter`, at a cost
+whose lookups honour a :class:`~graphtrail.kg.views.GraphFilter`, at a cost
 proportional to the response, not to the graph or the filter.
+
+This is the in-memory backend (see :mod:`graphtrail.kg.backends`). It imports
+communities and search only inside the methods that need them, and neither of
+those imports it back.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .records import Community, EntityRecord, Relation, TextUnit
+from .store import _EMPTY_I64, _Store
 from .views import GraphFilter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,160 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .search import EntityIndex
 
-__all__ = ["KnowledgeGraph", "EntityRecord", "Relation", "TextUnit", "Community", "KGError"]
-
-
-class KGError(ValueError):
-    """A knowledge graph could not be built or loaded; the message says where and why."""
-
-
-@dataclass(frozen=True)
-class EntityRecord:
-    id: str
-    name: str
-    type: str = "entity"
-    description: str = ""
-    aliases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Relation:
-    source: str
-    relation: str
-    target: str
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class TextUnit:
-    id: str
-    text: str
-    entity_ids: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Community:
-    id: str
-    title: str
-    entity_ids: tuple[str, ...] = ()
-    summary: str = ""
-    level: int = 0
-
-
-_EMPTY_I64 = np.zeros(0, dtype=np.int64)
-#: Filters whose derived sets (hidden node mask, touched communities) are kept per graph.
-_FILTER_CACHE_SIZE = 64
-
-
-class _Store:
-    """The graph's data, shared by a :class:`KnowledgeGraph` and every filtered view of it."""
-
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.index: dict[str, int] = {}
-        self.names: list[str] = []
-        self.types: list[str] = []
-        self.descriptions: list[str] = []
-        self.aliases: list[tuple[str, ...]] = []
-        # Edges: committed numpy arrays plus appended-but-not-yet-committed Python lists.
-        self.src = _EMPTY_I64
-        self.dst = _EMPTY_I64
-        self.rel = _EMPTY_I64
-        self.edge_desc: list[str] | None = None  # None: every description is ""
-        self.pending: list[tuple[int, int, int, str]] = []
-        self.rel_labels: list[str] = []
-        self.rel_code: dict[str, int] = {}
-        self.edge_at: dict[tuple[int, int, int], int] | None = {}  # None: rebuild before the next add
-        self.text_units: dict[str, TextUnit] = {}
-        self.units_by_entity: dict[str, list[str]] = {}
-        self.communities: dict[str, Community] = {}
-        #: Called once, on first read of communities, when none were added (see load_kg); returns them.
-        self.community_source: Callable[[KnowledgeGraph], Iterable[Community]] | None = None
-        self.version = 0
-        self._csr: tuple[np.ndarray, ...] | None = None
-        self._csr_version = -1
-        self._nx: Any = None
-        self._nx_version = -1
-        self._index: EntityIndex | None = None
-        self._index_version = -1
-        self._by_entity: dict[str, list[str]] | None = None
-        self._filters: OrderedDict[GraphFilter, dict[str, Any]] = OrderedDict()
-        self.lock = threading.RLock()
-
-    # ------------------------------------------------------------ edges
-    def commit(self) -> None:
-        if not self.pending:
-            return
-        s, t, r, d = zip(*self.pending)
-        start = len(self.src)
-        self.src = np.concatenate([self.src, np.asarray(s, dtype=np.int64)])
-        self.dst = np.concatenate([self.dst, np.asarray(t, dtype=np.int64)])
-        self.rel = np.concatenate([self.rel, np.asarray(r, dtype=np.int64)])
-        if self.edge_desc is None and any(d):
-            self.edge_desc = [""] * start
-        if self.edge_desc is not None:
-            self.edge_desc.extend(d)
-        self.pending = []
-
-    def n_edges(self) -> int:
-        return len(self.src) + len(self.pending)
-
-    def desc(self, e: int) -> str:
-        return self.edge_desc[e] if self.edge_desc is not None else ""
-
-    def csr(self) -> tuple[np.ndarray, ...]:
-        """``(out_ptr, out_edges, in_ptr, in_edges)``: edge numbers grouped by source / target, in insertion order."""
-        with self.lock:
-            if self._csr is None or self._csr_version != self.version:
-                self.commit()
-                n = len(self.ids)
-                out_edges = np.argsort(self.src, kind="stable")
-                in_edges = np.argsort(self.dst, kind="stable")
-                out_ptr = np.zeros(n + 1, dtype=np.int64)
-                in_ptr = np.zeros(n + 1, dtype=np.int64)
-                np.cumsum(np.bincount(self.src, minlength=n), out=out_ptr[1:])
-                np.cumsum(np.bincount(self.dst, minlength=n), out=in_ptr[1:])
-                self._csr = (out_ptr, out_edges, in_ptr, in_edges)
-                self._csr_version = self.version
-            return self._csr
-
-    def changed(self) -> None:
-        self.version += 1
-        self._by_entity = None
-        self._filters.clear()
-
-    # ------------------------------------------------------------ derived, per filter
-    def for_filter(self, f: GraphFilter) -> dict[str, Any]:
-        """Sets derived from ``f`` once (the same filter object serves every call of a replay run)."""
-        with self.lock:
-            found = self._filters.get(f)
-            if found is not None:
-                self._filters.move_to_end(f)
-                return found
-        touched: set[str] = set()
-        by_entity = self.communities_by_entity()
-        for group in (f.hidden, f.masked, f.text_blocked):
-            for e in group:
-                touched.update(by_entity.get(e, ()))
-        hidden_mask = np.zeros(len(self.ids), dtype=bool)
-        hidden_idx = [i for e in f.hidden if (i := self.index.get(e)) is not None]
-        hidden_mask[hidden_idx] = True
-        derived = {"touched": touched, "hidden_mask": hidden_mask, "n_hidden": len(hidden_idx)}
-        with self.lock:
-            self._filters[f] = derived
-            while len(self._filters) > _FILTER_CACHE_SIZE:
-                self._filters.popitem(last=False)
-        return derived
-
-    def communities_by_entity(self) -> dict[str, list[str]]:
-        with self.lock:
-            if self._by_entity is None:
-                by_entity: dict[str, list[str]] = {}
-                for cid, com in self.communities.items():
-                    for e in com.entity_ids:
-                        by_entity.setdefault(e, []).append(cid)
-                self._by_entity = by_entity
-            return self._by_entity
+__all__ = ["KnowledgeGraph", "mapping_of"]
 
 
 class KnowledgeGraph:
@@ -200,8 +51,8 @@ class KnowledgeGraph:
 
     Build one with :meth:`add_entity` / :meth:`add_relation` /
     :meth:`add_text_unit` / :meth:`add_community`, or with
-    :func:`graphtrail.agents.load_kg`. Implements
-    :class:`graphtrail.agents.backend.GraphBackend`.
+    :func:`graphtrail.kg.load_kg`. Implements
+    :class:`graphtrail.kg.backends.base.GraphBackend`.
     """
 
     def __init__(self, graph: "nx.MultiDiGraph | None" = None, *, name: str = "kg", graph_filter: GraphFilter | None = None) -> None:

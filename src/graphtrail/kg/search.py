@@ -30,7 +30,7 @@ import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .kg import EntityRecord
+    from .records import EntityRecord
 
 __all__ = [
     "MIN_SCORE",

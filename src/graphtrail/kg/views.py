@@ -7,7 +7,7 @@ filter lives in a :class:`contextvars.ContextVar` so that concurrent replays
 condition and never each other's.
 
 graphtrail's own graph tools read :func:`active_filter` and query a filtered
-view of the :class:`~graphtrail.agents.KnowledgeGraph`; the evaluators' generic
+view of the :class:`~graphtrail.kg.KnowledgeGraph`; the evaluators' generic
 tool wrapper reads the same variable to filter a user's tool outputs.
 """
 

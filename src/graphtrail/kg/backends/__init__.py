@@ -1,7 +1,17 @@
-"""Knowledge graphs in graph databases: LadybugDB (embedded, on disk) and Neo4j.
+"""Where a knowledge graph is served from: in memory, or a graph database (LadybugDB, Neo4j).
+
+Every backend offers the read API of :class:`~.base.GraphBackend`, so the graph
+tools, the ablations and the metrics work on any of them unchanged:
+
+- :mod:`.base`: the :class:`GraphBackend` protocol, what a backend must answer;
+- :mod:`.memory`: the in-memory :class:`~graphtrail.kg.KnowledgeGraph`, the reference;
+- :mod:`.cypher`: :class:`CypherGraph`, the shared Cypher layer (queries, ablation
+  filters in the query, record shapes) over a :mod:`.store` that only runs Cypher;
+- :mod:`.mapping`: labels and property names of a graph inside a database;
+- :mod:`.ladybug` and :mod:`.neo4j`: the two engines' stores, readers and importers.
 
 :func:`open_graph_database` turns a source string into a
-:class:`~.cypher.CypherGraph` (the :class:`~graphtrail.agents.KnowledgeGraph`
+:class:`~.cypher.CypherGraph` (the :class:`~graphtrail.kg.KnowledgeGraph`
 read API over Cypher); :func:`import_graph` writes a loaded graph into one.
 Which strings are databases (:func:`is_graph_database`):
 
@@ -10,19 +20,20 @@ Which strings are databases (:func:`is_graph_database`):
   with an optional ``?label=...&id=...`` mapping (see :class:`GraphMapping`).
 
 The engines are optional dependencies (``pip install 'graphtrail[graphdb]'``),
-imported only when such a source is used.
+imported only when such a source is used. The loaders import this package,
+never the reverse.
 """
-
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ..kg import KnowledgeGraph
+from ..graph import KnowledgeGraph
+from .base import GraphBackend
 from .cypher import CypherGraph
 from .mapping import GraphMapping
 
-__all__ = ["CypherGraph", "GraphMapping", "is_graph_database", "open_graph_database", "import_graph", "NEO4J_SCHEMES"]
+__all__ = ["GraphBackend", "CypherGraph", "GraphMapping", "is_graph_database", "open_graph_database", "import_graph", "NEO4J_SCHEMES"]
 
 NEO4J_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
 LBUG_PREFIX = "lbug:"
@@ -55,7 +66,7 @@ def open_graph_database(
 
     When the database holds no communities, they are computed in memory on first
     use with seeded Louvain (``community_seed``, ``community_resolution``), as
-    :func:`~graphtrail.agents.load_kg` does for files.
+    :func:`~graphtrail.kg.load_kg` does for files.
     """
     text = os.fspath(source)
     if text.lower().startswith(NEO4J_SCHEMES):

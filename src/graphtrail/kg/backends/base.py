@@ -1,6 +1,6 @@
 """What a knowledge-graph backend must offer the graph tools, the ablations and the evaluators.
 
-:class:`~graphtrail.agents.KnowledgeGraph` (in memory) is the reference
+:class:`~graphtrail.kg.KnowledgeGraph` (in memory, :mod:`.memory`) is the reference
 implementation; a database-backed graph (embedded or over the network) offers
 the same methods and the seven tools, the ablation builders and the metrics
 work on it unchanged. The protocol lists exactly what graphtrail's own code
@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Protocol, runtime_checkable
 
-from .kg import Community, EntityRecord, Relation, TextUnit
-from .views import GraphFilter
+from ..records import Community, EntityRecord, Relation, TextUnit
+from ..views import GraphFilter
 
 __all__ = ["GraphBackend"]
 

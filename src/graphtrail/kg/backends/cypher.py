@@ -2,9 +2,9 @@
 
 :class:`CypherGraph` answers the same reads the seven graph tools, the
 ablations and the report make of an in-memory
-:class:`~graphtrail.agents.KnowledgeGraph` (``entity``, ``out_relations``,
+:class:`~graphtrail.kg.KnowledgeGraph` (``entity``, ``out_relations``,
 ``text_units_for``, ``community`` ...) with Cypher queries against a
-:class:`~graphtrail.agents.graphdb.store.GraphStore` (LadybugDB or Neo4j).
+:class:`~graphtrail.kg.backends.store.GraphStore` (LadybugDB or Neo4j).
 
 Ablations happen *in the query*: a filtered view passes the hidden, masked and
 text-blocked ids as query parameters, and masked entities come back from the
@@ -29,7 +29,9 @@ from typing import Any
 
 import networkx as nx
 
-from ..kg import Community, EntityRecord, KnowledgeGraph, Relation, TextUnit
+from ..fields import parse_aliases
+from ..graph import KnowledgeGraph
+from ..records import Community, EntityRecord, Relation, TextUnit
 from ..views import MASK_PLACEHOLDER, GraphFilter
 from .mapping import quote_name
 from .store import GraphStore
@@ -45,9 +47,7 @@ _PARAM_CACHE = 64
 
 
 def _aliases(value: Any) -> tuple[str, ...]:
-    from ..loaders import _aliases as parse  # one parser for every source of aliases
-
-    return tuple(parse(value))
+    return tuple(parse_aliases(value))  # one parser for every source of aliases
 
 
 def _id_list(value: Any) -> tuple[str, ...]:
@@ -191,7 +191,7 @@ def _unit(row: list[Any]) -> TextUnit:
 class CypherGraph:
     """A read-only knowledge graph in a graph database, with the :class:`KnowledgeGraph` read API.
 
-    Get one with :func:`graphtrail.agents.load_kg` (``"graph.lbug"``,
+    Get one with :func:`graphtrail.kg.load_kg` (``"graph.lbug"``,
     ``"lbug:path"``, ``"bolt://..."``). Views from :meth:`filtered` share the
     connection; close it with :meth:`close` (or a ``with`` block) when done.
     """

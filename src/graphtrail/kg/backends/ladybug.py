@@ -27,7 +27,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..kg import KGError, KnowledgeGraph
+from ..errors import KGError, MissingDependencyError
+from ..graph import KnowledgeGraph
 from .cypher import LIST_SEPARATOR, CypherGraph
 from .mapping import GraphMapping
 from .store import Dialect
@@ -63,8 +64,6 @@ def _import_ladybug() -> Any:
     try:
         import ladybug
     except ImportError as exc:
-        from ..loaders import MissingDependencyError
-
         raise MissingDependencyError(
             "LadybugDB graphs need the ladybug package: pip install 'graphtrail[graphdb]'"
         ) from exc

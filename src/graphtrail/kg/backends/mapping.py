@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..kg import KGError
+from ..errors import KGError
 
 __all__ = ["GraphMapping", "quote_name"]
 

@@ -19,7 +19,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..kg import KGError, KnowledgeGraph
+from ..errors import KGError, MissingDependencyError
+from ..fields import DEFAULT_RELATION
+from ..graph import KnowledgeGraph
 from .cypher import CypherGraph
 from .mapping import GraphMapping, quote_name
 from .store import Dialect
@@ -101,8 +103,6 @@ def _import_neo4j() -> Any:
     try:
         import neo4j
     except ImportError as exc:
-        from ..loaders import MissingDependencyError
-
         raise MissingDependencyError("Neo4j graphs need the neo4j driver: pip install 'graphtrail[graphdb]'") from exc
     return neo4j
 
@@ -203,8 +203,6 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
     nodes (never overwrite). Creates uniqueness constraints on the ids first, so
     the lookups the tools make are index seeks. Batches of :data:`BATCH` rows.
     """
-    from ..loaders import DEFAULT_RELATION
-
     target = parse_neo4j_uri(uri)
     m = (mapping or GraphMapping()).with_options(target.options)
     store = Neo4jStore(target, m)

@@ -1,6 +1,6 @@
 """What a graph database backend must provide: run one read query, return rows.
 
-:class:`~graphtrail.agents.graphdb.cypher.CypherGraph` holds all the graph
+:class:`~graphtrail.kg.backends.cypher.CypherGraph` holds all the graph
 logic (the queries, the ablation filter, the record shapes); a store only runs
 Cypher. The two engines differ in a few spellings, which the store states as
 :class:`Dialect` fields so the queries are written once.

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .kg import KGError
+from ..errors import KGError
 
 __all__ = ["read_text", "sniff_delimiter", "read_records", "fast_columns", "delimiter_name", "Records"]
 

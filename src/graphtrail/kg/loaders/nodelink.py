@@ -1,0 +1,185 @@
+"""Node-link JSON: networkx's ``node_link_data`` shape, and graphtrail's own format (the same plus text units and communities).
+
+Reads ``edges`` or ``links``, gzip allowed; every malformed field is reported
+with its JSON path. :func:`save_node_link` writes what :func:`load_node_link`
+reads back.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import zlib
+from pathlib import Path
+from typing import Any
+
+from ..._jsonread import JSONInputError
+from ..._jsonread import loads as json_loads
+from ..errors import KGError
+from ..fields import DEFAULT_RELATION, parse_aliases
+from ..graph import KnowledgeGraph
+from .paths import PathLike, graph_name
+
+__all__ = ["load_node_link", "kg_to_document", "save_node_link", "kg_from_document", "parse_json", "maybe_gunzip"]
+
+
+def maybe_gunzip(raw: bytes, filename: str = "input") -> bytes:
+    """``raw`` unzipped when it starts with the gzip magic bytes, else unchanged."""
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise KGError(f"{filename}: damaged gzip data ({exc})") from None
+    return raw
+
+
+def parse_json(raw: bytes, filename: str) -> Any:
+    """The JSON document in ``raw``; a decoding or syntax error becomes a :class:`KGError` naming the place."""
+    try:
+        return json_loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise KGError(f"{filename}: expected UTF-8 JSON ({exc.reason} at byte {exc.start})") from None
+    except JSONInputError as exc:
+        raise KGError(f"{exc.where(filename)}: {exc.reason}") from None
+
+
+# What a node-link document may hold where graphtrail expects text: a string, or a
+# number (ids are often integers). Anything else (objects, lists, booleans) is a
+# mistake in the file, reported with the field's path rather than stringified.
+def _text(value: Any, where: str, filename: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise KGError(f"{filename}: {where}: expected a string or a finite number, got {value!r}")
+        return str(value)
+    raise KGError(f"{filename}: {where}: expected a string or a number, got {_kind(value)}")
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", bool: "a boolean", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _text_or(node: dict[str, Any], keys: tuple[str, ...], default: str, where: str, filename: str) -> str:
+    for key in keys:
+        value = node.get(key)
+        if value is not None and value != "":
+            return _text(value, f"{where}.{key}", filename)
+    return default
+
+
+def _text_list(value: Any, where: str, filename: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return parse_aliases(value)
+    if not isinstance(value, list):
+        raise KGError(f"{filename}: {where}: expected a list of strings, got {_kind(value)}")
+    return [_text(v, f"{where}[{i}]", filename) for i, v in enumerate(value)]
+
+
+def _level(value: Any, where: str, filename: str) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 10:
+        return int(value)
+    raise KGError(f"{filename}: {where}: expected a non-negative whole number, got {value!r}"[:300])
+
+
+def kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
+    """The graph a parsed node-link document describes (``filename`` names it in errors)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list):
+        raise KGError(f"{filename}: expected a JSON object with a 'nodes' list and an 'edges' (or 'links') list")
+    edge_key = "edges" if "edges" in doc else "links"
+    edges = doc.get(edge_key, [])
+    if not isinstance(edges, list):
+        raise KGError(f"{filename}: '{edge_key}' must be a list of {{source, target, relation}} objects")
+    graph_attrs = doc.get("graph") if isinstance(doc.get("graph"), dict) else {}
+    name = graph_attrs.get("name")
+    kg = KnowledgeGraph(name=_text(name, "graph.name", filename) if name else graph_name(Path(filename)))
+    for i, node in enumerate(doc["nodes"]):
+        where = f"nodes[{i}]"
+        if not isinstance(node, dict) or node.get("id") in (None, ""):
+            raise KGError(f"{filename}: {where}: expected an object with an 'id'")
+        node_id = _text(node["id"], f"{where}.id", filename)
+        kg.add_entity(
+            node_id,
+            _text_or(node, ("name", "title", "label"), node_id, where, filename),
+            _text_or(node, ("type", "entity_type"), "entity", where, filename),
+            _text_or(node, ("description",), "", where, filename),
+            _text_list(node.get("aliases"), f"{where}.aliases", filename),
+        )
+    for i, edge in enumerate(edges):
+        where = f"{edge_key}[{i}]"
+        if not isinstance(edge, dict) or edge.get("source") in (None, "") or edge.get("target") in (None, ""):
+            raise KGError(f"{filename}: {where}: expected an object with 'source' and 'target'")
+        relation = _text_or(edge, ("relation", "label", "predicate", "type"), "", where, filename) or None
+        if relation is None and isinstance(edge.get("key"), str):
+            relation = edge["key"]
+        kg.add_relation(
+            _text(edge["source"], f"{where}.source", filename),
+            relation or DEFAULT_RELATION,
+            _text(edge["target"], f"{where}.target", filename),
+            _text_or(edge, ("description",), "", where, filename),
+        )
+    units = doc.get("text_units") or []
+    if not isinstance(units, list):
+        raise KGError(f"{filename}: text_units: expected a list of objects, got {_kind(units)}")
+    for i, unit in enumerate(units):
+        if not isinstance(unit, dict) or "id" not in unit or not isinstance(unit.get("text"), str):
+            raise KGError(f"{filename}: text_units[{i}]: expected an object with 'id' and 'text'")
+        kg.add_text_unit(
+            _text(unit["id"], f"text_units[{i}].id", filename), unit["text"],
+            _text_list(unit.get("entity_ids"), f"text_units[{i}].entity_ids", filename),
+        )
+    communities = doc.get("communities") or []
+    if not isinstance(communities, list):
+        raise KGError(f"{filename}: communities: expected a list of objects, got {_kind(communities)}")
+    for i, com in enumerate(communities):
+        where = f"communities[{i}]"
+        if not isinstance(com, dict) or "id" not in com or not isinstance(com.get("entity_ids"), list):
+            raise KGError(f"{filename}: {where}: expected an object with 'id' and an 'entity_ids' list")
+        com_id = _text(com["id"], f"{where}.id", filename)
+        kg.add_community(
+            com_id,
+            _text_or(com, ("title",), com_id, where, filename),
+            _text_list(com["entity_ids"], f"{where}.entity_ids", filename),
+            _text_or(com, ("summary",), "", where, filename),
+            _level(com.get("level"), f"{where}.level", filename),
+        )
+    return kg
+
+
+def load_node_link(path: PathLike) -> KnowledgeGraph:
+    """networkx node-link JSON (``edges`` or ``links``), gzip allowed, with optional text units and communities."""
+    path = Path(path)
+    return kg_from_document(parse_json(maybe_gunzip(path.read_bytes(), path.name), path.name), path.name)
+
+
+def kg_to_document(kg: KnowledgeGraph) -> dict[str, Any]:
+    """graphtrail's node-link document: what :func:`load_node_link` reads back."""
+    return {
+        "directed": True,
+        "multigraph": True,
+        "graph": {"name": kg.name},
+        "nodes": [
+            {"id": e.id, "name": e.name, "type": e.type, "description": e.description, "aliases": list(e.aliases)}
+            for e in kg.entities()
+        ],
+        "edges": [{"source": r.source, "target": r.target, "relation": r.relation, "description": r.description} for r in kg.relations()],
+        "text_units": [{"id": u.id, "text": u.text, "entity_ids": list(u.entity_ids)} for u in kg.text_units.values()],
+        "communities": [
+            {"id": c.id, "title": c.title, "entity_ids": list(c.entity_ids), "summary": c.summary, "level": c.level}
+            for c in kg.communities.values()
+        ],
+    }
+
+
+def save_node_link(kg: KnowledgeGraph, path: Path) -> Path:
+    """Write ``kg`` as node-link JSON, gzip-compressed (reproducibly: no mtime) when the name ends in ``.gz``."""
+    data = json.dumps(kg_to_document(kg), ensure_ascii=False, indent=None).encode("utf-8")
+    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix.lower() == ".gz" else data)
+    return path

@@ -1,0 +1,266 @@
+"""Triples files (``head, relation, tail`` per line) and their optional entity tables.
+
+Two readers give one graph: the exact reader (:func:`~.delimited.read_records`,
+which names the line of any error) and, for files of :data:`FAST_PATH_BYTES` or
+more, a pyarrow reader that declines whenever the exact one must decide.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import KGError, KGWarning
+from ..fields import ALIAS_SEPARATOR
+from ..graph import KnowledgeGraph
+from .delimited import delimiter_name, fast_columns, read_bytes, read_records, read_text, sniff_delimiter
+from .paths import PathLike, graph_name
+
+__all__ = ["load_triples", "find_entity_table", "FAST_PATH_BYTES"]
+
+_HEAD_NAMES = {"head", "subject", "source", "src", "from", "h", "s", "head_id", "subject_id"}
+_RELATION_NAMES = {"relation", "predicate", "rel", "r", "p", "label", "edge", "type", "relation_type"}
+_TAIL_NAMES = {"tail", "object", "target", "dst", "to", "t", "o", "tail_id", "object_id"}
+
+
+def _read_rows(path: Path, delimiter: str | None = None) -> tuple[list[tuple[int, list[str]]], str]:
+    """Non-blank, non-comment records with the 1-based line each starts on (see :mod:`.delimited`)."""
+    text = read_text(path)
+    delimiter = delimiter or sniff_delimiter(path, text)
+    return read_records(path, text, delimiter), delimiter
+
+
+def _delimiter_name(delimiter: str) -> str:
+    return delimiter_name(delimiter)
+
+
+def _is_triples_header(cells: Sequence[str]) -> bool:
+    low = [c.lower() for c in cells]
+    return len(low) >= 3 and low[0] in _HEAD_NAMES and low[1] in _RELATION_NAMES and low[2] in _TAIL_NAMES
+
+
+def find_entity_table(path: Path) -> Path | None:
+    """The sibling entity table of a triples file: ``<stem>.entities.<tsv|csv>``, else ``entities.<tsv|csv>``."""
+    stem = graph_name(path)
+    candidates = [path.with_name(f"{stem}.entities{ext}") for ext in (".tsv", ".csv", ".txt")]
+    candidates += [path.with_name(f"entities{ext}") for ext in (".tsv", ".csv")]
+    for candidate in candidates:
+        if candidate.is_file() and candidate.resolve() != path.resolve():
+            return candidate
+    return None
+
+
+_ENTITY_COLUMNS = ("id", "name", "type", "description", "aliases")
+
+
+def _warn_unread_columns(path: Path, lineno: int, header: Sequence[str], used: Sequence[int], reads: str) -> None:
+    unread = [f"{c!r}" for i, c in enumerate(header) if i not in used]
+    if unread:
+        warnings.warn(
+            f"{path.name} line {lineno}: column{'s' if len(unread) > 1 else ''} {', '.join(unread)} not loaded "
+            f"(graphtrail reads {reads})",
+            KGWarning,
+            stacklevel=3,
+        )
+
+
+def _read_entity_table(path: Path) -> list[dict[str, Any]]:
+    rows, _ = _read_rows(path)
+    if not rows:
+        raise KGError(f"{path.name}: empty entity table; expected a header row with an 'id' column")
+    lineno, header = rows[0]
+    columns = [c.lower() for c in header]
+    if "id" not in columns:
+        raise KGError(
+            f"{path.name} line {lineno}: expected a header row with an 'id' column "
+            f"(and optionally name, type, description, aliases), got {header!r}"
+        )
+    _warn_unread_columns(path, lineno, header, [i for i, c in enumerate(columns) if c in _ENTITY_COLUMNS], ", ".join(_ENTITY_COLUMNS))
+    out: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for lineno, cells in rows[1:]:
+        if len(cells) > len(columns):
+            raise KGError(f"{path.name} line {lineno}: expected at most {len(columns)} columns ({', '.join(columns)}), got {len(cells)}")
+        record = dict(zip(columns, cells))
+        eid = record.get("id", "")
+        if not eid:
+            raise KGError(f"{path.name} line {lineno}: column 1 (id) is empty")
+        if eid in seen:
+            raise KGError(f"{path.name} line {lineno}: duplicate entity id {eid!r} (first on line {seen[eid]})")
+        seen[eid] = lineno
+        aliases = [a.strip() for a in record.get("aliases", "").split(ALIAS_SEPARATOR) if a.strip()]
+        out.append(
+            {
+                "id": eid,
+                "name": record.get("name") or eid,
+                "type": record.get("type") or "entity",
+                "description": record.get("description", ""),
+                "aliases": aliases,
+            }
+        )
+    return out
+
+
+#: Triples files at least this large try the pyarrow reader first (see :mod:`.delimited`).
+FAST_PATH_BYTES = 1 << 20
+
+
+def load_triples(
+    path: PathLike, *, entities: PathLike | None = None, delimiter: str | None = None, fast: bool | None = None
+) -> KnowledgeGraph:
+    """Triples ``head, relation, tail`` (tab, pipe or comma separated; header row optional).
+
+    A fourth column is read as the relation's description (with a header: the
+    column named ``description``; other extra columns are reported with a
+    :class:`KGWarning`). Heads and tails are entity ids when an entity table
+    knows them (by id, else by unique name), otherwise the text itself is both
+    id and name (as in MetaQA's ``kb.txt``). ``fast``: use the pyarrow reader
+    (default: for files of :data:`FAST_PATH_BYTES` or more); it gives the same
+    graph, and falls back to the exact reader whenever it cannot.
+    """
+    path = Path(path)
+    kg = KnowledgeGraph(name=graph_name(path))
+    table_path = Path(entities) if entities is not None else find_entity_table(path)
+    by_name: dict[str, str | None] = {}
+    if table_path is not None:
+        if not table_path.is_file():
+            raise KGError(f"entity table not found: {table_path}")
+        for record in _read_entity_table(table_path):
+            kg.add_entity(record["id"], record["name"], record["type"], record["description"], record["aliases"])
+            key = record["name"].casefold()
+            by_name[key] = None if key in by_name else record["id"]  # None marks an ambiguous name
+
+    def resolve(value: str) -> str:
+        if value in kg:
+            return value
+        found = by_name.get(value.casefold())
+        return found if found else value
+
+    raw = read_bytes(path)
+    if fast if fast is not None else len(raw) >= FAST_PATH_BYTES:
+        text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw)
+        plain = table_path is None  # no entity table: every value is its own id
+        if _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), None if plain else resolve):
+            return kg
+    text = read_text(path, raw)
+    delimiter = delimiter or sniff_delimiter(path, text)
+    rows = read_records(path, text, delimiter)
+
+    columns = (0, 1, 2, 3)
+    has_header = bool(rows) and _is_triples_header(rows[0][1])
+    if has_header:
+        lineno, header = rows.pop(0)
+        columns = _header_columns(path, lineno, header)
+    if not rows:
+        raise KGError(f"{path.name}: no triples; expected lines of head, relation, tail")
+    for lineno, cells in rows:
+        if len(cells) < 3 or (not has_header and len(cells) > 4):
+            raise KGError(
+                f"{path.name} line {lineno}: expected 3 columns (head, relation, tail)"
+                f"{' or 4 with a description' if not has_header else ''} separated by "
+                f"{_delimiter_name(delimiter)[:-len('-separated')]}s, got {len(cells)}"
+            )
+        for index, label in zip(columns[:3], ("head", "relation", "tail")):
+            if not cells[index]:
+                raise KGError(f"{path.name} line {lineno}: column {index + 1} ({label}) is empty")
+        head, relation, tail = (cells[i] for i in columns[:3])
+        desc_col = columns[3]
+        description = cells[desc_col] if 0 <= desc_col < len(cells) else ""
+        kg.add_relation(resolve(head), relation, resolve(tail), description)
+    return kg
+
+
+def _header_columns(path: Path, lineno: int, header: Sequence[str], warn: bool = True) -> tuple[int, int, int, int]:
+    low = [c.lower() for c in header]
+    description = next((i for i, c in enumerate(low) if c in ("description", "desc")), None)
+    used = [0, 1, 2] + ([description] if description is not None else [])
+    if warn:
+        _warn_unread_columns(path, lineno, header, used, "head, relation, tail and description")
+    return (0, 1, 2, description if description is not None else -1)
+
+
+def _first_appearance_codes(heads: Any, tails: Any) -> tuple[Any, Any, list[str]]:
+    """Integer codes for the values of two string columns, numbered in order of first appearance
+    in head, tail, head, tail, ... order (the order add_relation would create the nodes in)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(heads)
+    encoded = pc.dictionary_encode(pa.chunked_array(heads.chunks + tails.chunks)).combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    values = encoded.dictionary
+    first = np.full(len(values), np.iinfo(np.int64).max, dtype=np.int64)
+    for part, offset in ((codes[:n], 0), (codes[n:], 1)):
+        uniq, at = np.unique(part, return_index=True)
+        first[uniq] = np.minimum(first[uniq], 2 * at + offset)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[codes[:n]], rank[codes[n:]], values.take(pa.array(order)).to_pylist()
+
+
+def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: str, resolve: Any) -> bool:
+    """Load with pyarrow; ``False`` (nothing loaded) whenever the exact reader must decide or pyarrow is missing."""
+    import numpy as np
+
+    try:
+        import pyarrow.compute as pc
+    except ImportError:  # pyarrow is optional (graphtrail[graphrag]): the exact reader loads it, slower
+        return False
+    columns = fast_columns(raw, delimiter)
+    if columns is None or len(columns) < 3:
+        return False
+    first = [c[0].as_py() for c in columns]
+    desc_col = 3
+    skip = 0
+    if _is_triples_header(first):
+        header_line = raw[: len(raw) - len(raw.lstrip(b"\r\n"))].count(b"\n") + 1
+        _, _, _, desc_col = _header_columns(path, header_line, first, warn=False)
+        skip = 1
+    elif len(columns) > 4:
+        return False
+    n = len(columns[0]) - skip
+    if n <= 0:
+        return False
+    heads, relations, tails = (columns[i].slice(skip) for i in range(3))
+    for column in (heads, relations, tails):
+        if pc.min(pc.utf8_length(column)).as_py() == 0:  # an empty cell: the exact reader names its line
+            return False
+    src, dst, ids = _first_appearance_codes(heads, tails)
+    rel_encoded = pc.dictionary_encode(relations).combine_chunks()
+    rel_codes = rel_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    rel_labels = rel_encoded.dictionary.to_pylist()
+    descriptions = columns[desc_col].slice(skip).to_pylist() if 0 <= desc_col < len(columns) else None
+    if resolve is not None:
+        # Two raw values may name the same entity (its id and its name): number the resolved ids again.
+        ids = [resolve(v) for v in ids]
+        renumber: dict[str, int] = {}
+        node_of = np.fromiter((renumber.setdefault(e, len(renumber)) for e in ids), dtype=np.int64, count=len(ids))
+        u, v, n_nodes = node_of[src], node_of[dst], len(renumber)
+    else:
+        u, v, n_nodes = src, dst, len(ids)
+    n_rel = max(len(rel_labels), 1)
+    if n_nodes and n_nodes * n_nodes * n_rel < 2**62:
+        key = (u * n_rel + rel_codes) * n_nodes + v
+        _, first_at = np.unique(key, return_index=True)
+        duplicates = len(first_at) < n
+    else:  # pragma: no cover - astronomically large graphs
+        first_at, duplicates = None, True
+    if duplicates:
+        if first_at is None:
+            return False
+        # The same triple more than once: like add_relation, keep the first edge and the last description.
+        first_at = np.sort(first_at)
+        if descriptions is not None:
+            last: dict[int, int] = {}
+            for i, k in enumerate(key.tolist()):
+                last[k] = i
+            descriptions = [descriptions[last[k]] for k in key[first_at].tolist()]
+        src, dst, rel_codes = src[first_at], dst[first_at], rel_codes[first_at]
+    kg.add_relations_bulk(ids, src, dst, rel_labels, rel_codes, descriptions)
+    if skip:
+        _header_columns(path, header_line, first)  # warns about columns it does not read
+    return True

@@ -1,0 +1,142 @@
+"""The arrays behind a :class:`~graphtrail.kg.graph.KnowledgeGraph`, shared by the graph and every filtered view.
+
+Entities sit in parallel lists indexed by an integer node id; relations in
+integer arrays (``src``, ``dst``, ``rel``) with a CSR adjacency built when
+first read and rebuilt after a change. Everything derived from the data (the
+CSR, the networkx copy, the search index, the sets a filter implies) is cached
+here against :attr:`_Store.version`, so a view costs nothing to make.
+
+This module holds data and caches, not the read API: that is the graph's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .records import Community, TextUnit
+from .views import GraphFilter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .graph import KnowledgeGraph
+    from .search import EntityIndex
+
+
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+#: Filters whose derived sets (hidden node mask, touched communities) are kept per graph.
+_FILTER_CACHE_SIZE = 64
+
+
+class _Store:
+    """The graph's data, shared by a :class:`KnowledgeGraph` and every filtered view of it."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+        self.types: list[str] = []
+        self.descriptions: list[str] = []
+        self.aliases: list[tuple[str, ...]] = []
+        # Edges: committed numpy arrays plus appended-but-not-yet-committed Python lists.
+        self.src = _EMPTY_I64
+        self.dst = _EMPTY_I64
+        self.rel = _EMPTY_I64
+        self.edge_desc: list[str] | None = None  # None: every description is ""
+        self.pending: list[tuple[int, int, int, str]] = []
+        self.rel_labels: list[str] = []
+        self.rel_code: dict[str, int] = {}
+        self.edge_at: dict[tuple[int, int, int], int] | None = {}  # None: rebuild before the next add
+        self.text_units: dict[str, TextUnit] = {}
+        self.units_by_entity: dict[str, list[str]] = {}
+        self.communities: dict[str, Community] = {}
+        #: Called once, on first read of communities, when none were added (see load_kg); returns them.
+        self.community_source: Callable[[KnowledgeGraph], Iterable[Community]] | None = None
+        self.version = 0
+        self._csr: tuple[np.ndarray, ...] | None = None
+        self._csr_version = -1
+        self._nx: Any = None
+        self._nx_version = -1
+        self._index: EntityIndex | None = None
+        self._index_version = -1
+        self._by_entity: dict[str, list[str]] | None = None
+        self._filters: OrderedDict[GraphFilter, dict[str, Any]] = OrderedDict()
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------ edges
+    def commit(self) -> None:
+        if not self.pending:
+            return
+        s, t, r, d = zip(*self.pending)
+        start = len(self.src)
+        self.src = np.concatenate([self.src, np.asarray(s, dtype=np.int64)])
+        self.dst = np.concatenate([self.dst, np.asarray(t, dtype=np.int64)])
+        self.rel = np.concatenate([self.rel, np.asarray(r, dtype=np.int64)])
+        if self.edge_desc is None and any(d):
+            self.edge_desc = [""] * start
+        if self.edge_desc is not None:
+            self.edge_desc.extend(d)
+        self.pending = []
+
+    def n_edges(self) -> int:
+        return len(self.src) + len(self.pending)
+
+    def desc(self, e: int) -> str:
+        return self.edge_desc[e] if self.edge_desc is not None else ""
+
+    def csr(self) -> tuple[np.ndarray, ...]:
+        """``(out_ptr, out_edges, in_ptr, in_edges)``: edge numbers grouped by source / target, in insertion order."""
+        with self.lock:
+            if self._csr is None or self._csr_version != self.version:
+                self.commit()
+                n = len(self.ids)
+                out_edges = np.argsort(self.src, kind="stable")
+                in_edges = np.argsort(self.dst, kind="stable")
+                out_ptr = np.zeros(n + 1, dtype=np.int64)
+                in_ptr = np.zeros(n + 1, dtype=np.int64)
+                np.cumsum(np.bincount(self.src, minlength=n), out=out_ptr[1:])
+                np.cumsum(np.bincount(self.dst, minlength=n), out=in_ptr[1:])
+                self._csr = (out_ptr, out_edges, in_ptr, in_edges)
+                self._csr_version = self.version
+            return self._csr
+
+    def changed(self) -> None:
+        self.version += 1
+        self._by_entity = None
+        self._filters.clear()
+
+    # ------------------------------------------------------------ derived, per filter
+    def for_filter(self, f: GraphFilter) -> dict[str, Any]:
+        """Sets derived from ``f`` once (the same filter object serves every call of a replay run)."""
+        with self.lock:
+            found = self._filters.get(f)
+            if found is not None:
+                self._filters.move_to_end(f)
+                return found
+        touched: set[str] = set()
+        by_entity = self.communities_by_entity()
+        for group in (f.hidden, f.masked, f.text_blocked):
+            for e in group:
+                touched.update(by_entity.get(e, ()))
+        hidden_mask = np.zeros(len(self.ids), dtype=bool)
+        hidden_idx = [i for e in f.hidden if (i := self.index.get(e)) is not None]
+        hidden_mask[hidden_idx] = True
+        derived = {"touched": touched, "hidden_mask": hidden_mask, "n_hidden": len(hidden_idx)}
+        with self.lock:
+            self._filters[f] = derived
+            while len(self._filters) > _FILTER_CACHE_SIZE:
+                self._filters.popitem(last=False)
+        return derived
+
+    def communities_by_entity(self) -> dict[str, list[str]]:
+        with self.lock:
+            if self._by_entity is None:
+                by_entity: dict[str, list[str]] = {}
+                for cid, com in self.communities.items():
+                    for e in com.entity_ids:
+                        by_entity.setdefault(e, []).append(cid)
+                self._by_entity = by_entity
+            return self._by_entity
