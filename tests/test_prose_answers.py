@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from graphtrail.evaluators import EvaluationError, RunKey, RunRecord, build_report, evaluate, load_report
-from graphtrail.evaluators.judges import apply_judges, cover_exact_match, exact_match, token_f1_score
+from graphtrail.evaluators.scoring.judges import apply_judges, cover_exact_match, exact_match, token_f1_score
 from graphtrail.evaluators.records import NO_CITATIONS
 from graphtrail.tracer import Trajectory
 
@@ -96,7 +96,7 @@ def test_report_names_the_deciding_judge():
     assert "cover exact match" in build_report(records, [Q], n_boot=10).to_dict()["correctness"].replace("_", " ")
     report = build_report(records, [Q], n_boot=10, judges=[lambda a, q, c: True], correctness="<lambda>")
     assert report.correctness == "<lambda>"
-    from graphtrail.evaluators.render import judge_line
+    from graphtrail.evaluators.report.render import judge_line
 
     assert "the judge '<lambda>'" in judge_line(report)
     report = build_report(records, [Q], n_boot=10, meta={"correctness": "llm_judge"})

@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.kg import KnowledgeGraph
-from .ablations import DEFAULT_SUBSETS, condition_filters
-from .cache import REUSE_FILE, RunCache
-from .judges import DEFAULT_CORRECTNESS, question_field
+from .replay.ablations import DEFAULT_SUBSETS, condition_filters
+from .replay.cache import REUSE_FILE, RunCache
+from .scoring.judges import DEFAULT_CORRECTNESS, question_field
 from .records import CITATION_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, NO_CITATIONS, RunKey, RunRecord
-from .replay import AgentRunner, ReplayJob, replay
-from .reuse import PrefixReuseCache, ReuseStore, installed
-from .interception import install as install_interception
+from .replay.runner import AgentRunner, ReplayJob, replay
+from .replay.reuse import PrefixReuseCache, ReuseStore, installed
+from .replay.interception import install as install_interception
 
 __all__ = ["evaluate", "aevaluate", "EvaluationError", "CoverageError", "Evaluation", "normalize_questions", "DEFAULT_BASELINE_REPEATS"]
 
@@ -280,7 +280,7 @@ class _Progress:
 
 def _scorer(questions: list[Any], kg: Any, judges: Sequence[Any], correctness: str | None, baseline: dict[str, str | None]):
     """Fill ``correct``/``f1``/``changed`` (and extra judges) as each run finishes, so the cache holds them."""
-    from . import judges as judges_module
+    from .scoring import judges as judges_module
 
     by_id = {str(question_field(q, "id")): q for q in questions}
 
@@ -498,7 +498,7 @@ def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_
 
 def _guard_coverage(report: Any, strict: bool) -> None:
     """Log (and with ``strict``, raise) when a condition's filter missed a tool that revealed entities."""
-    from .tool_coverage import warning_text
+    from .scoring.coverage import warning_text
 
     text = warning_text(report)
     if text is None:

@@ -29,12 +29,12 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.sampling import use_trial
-from ..agents.views import GraphFilter, use_filter
-from ..tracer.trajectory import Trajectory
+from ...agents.sampling import use_trial
+from ...agents.views import GraphFilter, use_filter
+from ...tracer.trajectory import Trajectory
 from .cache import RunCache
 from .interception import FilterScope, coverage_of, filtering
-from .records import RunKey, RunRecord
+from ..records import RunKey, RunRecord
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 
 __all__ = [
@@ -102,7 +102,7 @@ def answer_from_output(output: Any) -> tuple[str | None, list[str]]:
         if "answer" in output:
             answer = output.get("answer")
             return (None if answer is None else str(answer)), [str(c) for c in output.get("citations") or []]
-        from ..tracer.extract import chain_text
+        from ...tracer.extract import chain_text
 
         text = chain_text(output)
         if text is not None:
@@ -145,7 +145,7 @@ class AgentRunner:
 def _traced_scope(job: ReplayJob) -> Iterator[Any]:
     """``capture()`` + ``run_annotations`` when the tracer is available, else a null scope."""
     try:
-        from ..tracer import capture, run_annotations  # type: ignore[attr-defined]
+        from ...tracer import capture, run_annotations  # type: ignore[attr-defined]
     except ImportError:  # tracer not built in this install: records carry no trajectory
         yield None
         return

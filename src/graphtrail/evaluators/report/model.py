@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .judges import DEFAULT_CORRECTNESS, Judge, apply_judges, normalize, question_field
-from .metrics import (
+from ..scoring.judges import DEFAULT_CORRECTNESS, Judge, apply_judges, normalize, question_field
+from ..scoring.metrics import (
     MULTI_VARIANT_CONDITIONS,
     baseline_record,
     coverage,
@@ -31,9 +31,9 @@ from .metrics import (
     structural_faithfulness,
     trajectory_fidelity,
 )
-from .records import CITATION_CONDITIONS, CONDITIONS, NO_CITATIONS, RunRecord
-from .tool_coverage import mark_rows
-from .stats import (
+from ..records import CITATION_CONDITIONS, CONDITIONS, NO_CITATIONS, RunRecord
+from ..scoring.coverage import mark_rows
+from ..scoring.stats import (
     cluster_bootstrap,
     majority,
     mcnemar_exact,
@@ -263,7 +263,7 @@ class Report(BaseModel):
 
     # One line in a REPL (everything is in ``to_dict()``), findings and accuracies in a notebook or rich.
     def __repr__(self) -> str:
-        from .._display import one_line, plural
+        from ..._display import one_line, plural
 
         base = self.condition("baseline")
         return one_line(
@@ -275,7 +275,7 @@ class Report(BaseModel):
     __str__ = __repr__
 
     def _summary_rows(self) -> list[tuple[str, Any]]:
-        from .findings import findings
+        from ..scoring.findings import findings
 
         rows: list[tuple[str, Any]] = [(k, v) for k, v in self.meta.items() if k in ("agent", "model", "trials")]
         for c in self.conditions:
@@ -288,12 +288,12 @@ class Report(BaseModel):
         return rows
 
     def _repr_html_(self) -> str:
-        from .._display import html_summary
+        from ..._display import html_summary
 
         return html_summary(repr(self), self._summary_rows())
 
     def __rich__(self) -> Any:
-        from .._display import rich_summary
+        from ..._display import rich_summary
 
         return rich_summary(repr(self), self._summary_rows())
 
@@ -652,7 +652,7 @@ def _pick_traversal(
     traj = base.trajectory if base else None
     if traj is None:
         return None
-    from .metrics import answer_entities
+    from ..scoring.metrics import answer_entities
 
     question = by_id.get(qrow.question_id)
     topics = {str(t) for t in (question_field(question, "topic_ids") or [])} if question is not None else set()

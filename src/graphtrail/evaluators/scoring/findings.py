@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .report import ConditionRow, EntityRow, Report
+    from ..report.model import ConditionRow, EntityRow, Report
 
 __all__ = ["findings", "hidden_influencers", "HiddenInfluencer"]
 

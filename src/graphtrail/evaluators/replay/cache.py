@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .records import RunKey, RunRecord
+from ..records import RunKey, RunRecord
 
 __all__ = ["RunCache", "RUNS_FILE", "REUSE_FILE", "load_records"]
 

@@ -38,7 +38,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from ..agents.views import GraphFilter, active_filter
+from ...agents.views import GraphFilter, active_filter
 
 __all__ = ["install", "installed", "filtering", "FilterScope", "coverage_of", "current_scope"]
 
@@ -60,7 +60,7 @@ class FilterScope:
         self._proxies: dict[int, tuple[BaseTool, BaseTool]] = {}
 
     def proxy(self, tool: BaseTool) -> BaseTool:
-        from .user_tools import FilteredTool
+        from .filters import FilteredTool
 
         found = self._proxies.get(id(tool))
         if found is not None and found[0] is tool:
@@ -101,7 +101,7 @@ _NEVER = re.compile(r"(?!)")
 
 
 def _structured_leak(output: Any, hidden: frozenset[str]) -> bool:
-    from .user_tools import _endpoints, _entity_id, _parse_json
+    from .filters import _endpoints, _entity_id, _parse_json
 
     if isinstance(output, ToolMessage):
         return _structured_leak(output.content, hidden) or _structured_leak(output.artifact, hidden)
@@ -165,7 +165,7 @@ def _route(tool: BaseTool) -> BaseTool:
     graph_filter = active_filter()
     if graph_filter is None or graph_filter.is_empty:
         return tool
-    from .user_tools import FilteredTool, _is_graphtrail_tool
+    from .filters import FilteredTool, _is_graphtrail_tool
 
     scope.count(tool.name)
     if isinstance(tool, FilteredTool) or _is_graphtrail_tool(tool):

@@ -20,11 +20,11 @@ import random
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from ..agents.kg import KnowledgeGraph
-from ..agents.views import GraphFilter
-from ..tracer.trajectory import Trajectory
-from .judges import question_field
-from .records import CONDITIONS
+from ...agents.kg import KnowledgeGraph
+from ...agents.views import GraphFilter
+from ...tracer.trajectory import Trajectory
+from ..scoring.judges import question_field
+from ..records import CONDITIONS
 
 __all__ = [
     "AblationError",

@@ -18,9 +18,9 @@ import networkx as nx
 import numpy as np
 from scipy import stats as sstats
 
-from ..tracer.trajectory import Trajectory
+from ...tracer.trajectory import Trajectory
 from .judges import cover_exact_match, normalize, question_field
-from .records import RunRecord
+from ..records import RunRecord
 
 __all__ = [
     "group_runs",

@@ -41,8 +41,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.tools.base import _get_runnable_config_param
 
-from .._lines import split_lines
-from ..agents.views import GraphFilter, active_filter
+from ..._lines import split_lines
+from ...agents.views import GraphFilter, active_filter
 
 __all__ = [
     "register_tool_filter",
@@ -214,7 +214,7 @@ def generic_filter(output: Any, graph_filter: GraphFilter) -> Any:
 
 def _parse_repr(text: str) -> Any:
     """A Python repr of a list/dict, as the tracer reads it (``ast.literal_eval``, never ``eval``)."""
-    from ..tracer.extract import _parse_repr as parse
+    from ...tracer.extract import _parse_repr as parse
 
     value = parse(text)
     if isinstance(value, tuple):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .records import RunRecord
+from ..records import RunRecord
 
 __all__ = [
     "Judge",
@@ -70,7 +70,7 @@ class Judge(Protocol):
 
 def _answers_module() -> Any:
     # Imported lazily: the answer normalisation lives with the agents (it knows aliases/ids).
-    from ..agents import answers
+    from ...agents import answers
 
     return answers
 
@@ -251,7 +251,7 @@ class LLMJudge:
 
     def __init__(self, model: Any, *, name: str = "llm_judge", instructions: str = DEFAULT_INSTRUCTIONS) -> None:
         if isinstance(model, str):
-            from ..agents import resolve_model  # lazy: only when a model name is given
+            from ...agents import resolve_model  # lazy: only when a model name is given
 
             model = resolve_model(model)
         self.model = model

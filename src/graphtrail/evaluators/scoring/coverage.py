@@ -26,10 +26,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .records import RunRecord
+from ..records import RunRecord
 
 if TYPE_CHECKING:
-    from .report import ConditionRow, Report
+    from ..report.model import ConditionRow, Report
 
 __all__ = ["ConditionCoverage", "condition_coverage", "mark_rows", "invalid_rows", "banner_sentences", "FIX_HINT"]
 
