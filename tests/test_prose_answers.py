@@ -110,7 +110,7 @@ def test_evaluate_rejects_a_bad_citations_option():
 
 def test_evaluate_citations_option_keeps_the_users_tracing_options():
     import graphtrail
-    from graphtrail.evaluators.api import _traced_agent
+    from graphtrail.evaluators.replay.agent import traced_agent
     from langgraph.graph import END, START, MessagesState, StateGraph
 
     graph = StateGraph(MessagesState)
@@ -118,17 +118,17 @@ def test_evaluate_citations_option_keeps_the_users_tracing_options():
     graph.add_edge(START, "n")
     graph.add_edge("n", END)
     traced = graphtrail.trace_agent(graph.compile(), name="mine", content="ids-only")
-    again = _traced_agent(traced, "markers")
+    again = traced_agent(traced, "markers")
     assert again.graphtrail_handler.options.citations == "markers"
     assert again.graphtrail_handler.options.name == "mine" and again.graphtrail_handler.options.content == "ids-only"
-    assert _traced_agent(traced, None) is traced
+    assert traced_agent(traced, None) is traced
 
     @graphtrail.trace_agent
     def fn(q):
         return q
 
     with pytest.raises(EvaluationError, match="pass citations= to trace_agent"):
-        _traced_agent(fn, "markers")
+        traced_agent(fn, "markers")
 
 
 def test_cli_rejects_a_bad_citations_mode_in_one_line(tmp_path: Path):

@@ -1,5 +1,19 @@
 """graphtrail.evaluators: replay an agent under graph ablations and score provenance.
 
+Three subpackages, data flowing one way (``report -> scoring -> records <- replay``):
+
+- :mod:`.replay`: conditions -> filters -> interception -> runs, producing
+  :class:`~.records.RunRecord` objects (with prefix reuse, the run cache and the
+  per-tool filter counts);
+- :mod:`.scoring`: pure functions from records to judged records, scored
+  tables, statistics and findings;
+- :mod:`.report`: the :class:`~.report.Report` and its Markdown, HTML and plot views.
+
+:mod:`.records` (the replay -> scoring contract) and :mod:`.errors` sit beside
+them; :mod:`.api` (``evaluate``) is the one entry point that uses all three.
+The modules ``stats``, ``metrics``, ``findings``, ``judges`` and ``interception``
+here are shims for their old paths.
+
 Names are imported lazily (``_EXPORTS`` maps each to its module) so that
 ``import graphtrail.evaluators`` stays cheap; add new public names there.
 """
@@ -32,9 +46,9 @@ _EXPORTS: dict[str, str] = {
     "unregister_tool_filter": "replay.filters",
     "generic_filter": "replay.filters",
     "filter_tool_output": "replay.filters",
-    "wrap_tool": "replay.filters",
-    "wrap_agent_tools": "replay.filters",
-    "AblationMiddleware": "replay.filters",
+    "wrap_tool": "replay.tools",
+    "wrap_agent_tools": "replay.tools",
+    "AblationMiddleware": "replay.tools",
     # judges, scores, statistics, reports
     "Judge": "scoring.judges",
     "JudgeContext": "scoring.judges",
@@ -66,15 +80,15 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "api",
     "aevaluate": "api",
     "aevaluate_records": "api",
-    "Evaluation": "api",
-    "EvaluationError": "api",
-    "CoverageError": "api",
+    "Evaluation": "replay.suite",
+    "EvaluationError": "errors",
+    "CoverageError": "errors",
 }
 
 __all__ = sorted(_EXPORTS)
 
-# ``replay`` is both a submodule and a function; bind the function eagerly, or the
-# submodule (set on the package when first imported) would shadow it.
+# ``replay`` is both a subpackage and a function; bind the function eagerly, or the
+# subpackage (set on this package when first imported) would shadow it.
 from .replay.runner import replay  # noqa: E402
 
 

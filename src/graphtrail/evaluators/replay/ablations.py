@@ -23,8 +23,7 @@ from typing import Any
 from ...agents.kg import KnowledgeGraph
 from ...agents.views import GraphFilter
 from ...tracer.trajectory import Trajectory
-from ..scoring.judges import question_field
-from ..records import CONDITIONS
+from ..records import CONDITIONS, question_field
 
 __all__ = [
     "AblationError",

@@ -5,7 +5,8 @@ Each job runs in its own asyncio task with its own context, holding
 - the job's :class:`~graphtrail.agents.GraphFilter` (``use_filter``), which every
   graph tool reads, and a :func:`.interception.filtering` scope that routes
   every other LangChain tool call through it and counts what it filtered
-  (``RunRecord.tool_coverage``, read by the coverage guard);
+  (``RunRecord.tool_coverage``, read by the coverage guard,
+  :mod:`graphtrail.evaluators.scoring.coverage`);
 - a prefix-reuse scope (:mod:`.reuse`) that counts model calls and answers the
   ones whose conversation matches an earlier run of the same namespace;
 - a ``graphtrail.capture()`` block collecting the run's trajectory, and
@@ -32,10 +33,11 @@ from typing import Any
 from ...agents.sampling import use_trial
 from ...agents.views import GraphFilter, use_filter
 from ...tracer.trajectory import Trajectory
-from .cache import RunCache
-from .interception import FilterScope, coverage_of, filtering
 from ..records import RunKey, RunRecord
+from .cache import RunCache
+from .interception import coverage_of, filtering
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
+from .scope import FilterScope
 
 __all__ = [
     "ReplayJob",

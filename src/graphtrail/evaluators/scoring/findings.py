@@ -3,8 +3,8 @@
 A reader should not have to piece the conclusion together from three tables.
 Each sentence carries its numbers and its caveat: a comparison whose exact
 McNemar test does not reach ``alpha`` is called *inconclusive at n = N*, never
-"no effect". The sentences are computed from a :class:`~.report.Report` alone,
-so a saved ``results.json`` re-renders with them.
+"no effect". The sentences are computed from a report alone (read through
+:class:`~.tables.ReportTables`), so a saved ``results.json`` re-renders with them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..report.model import ConditionRow, EntityRow, Report
+    from .tables import ConditionRow, EntityRow, ReportTables
 
 __all__ = ["findings", "hidden_influencers", "HiddenInfluencer"]
 
@@ -36,7 +36,7 @@ class HiddenInfluencer:
         return self.name or self.entity_id
 
 
-def hidden_influencers(report: "Report") -> list[HiddenInfluencer]:
+def hidden_influencers(report: "ReportTables") -> list[HiddenInfluencer]:
     """Uncited-but-influential entities, strongest first (ties in question order)."""
     order = {q.question_id: i for i, q in enumerate(report.questions)}
     hidden: list[EntityRow] = [e for e in report.entities if e.influential and not e.cited]
@@ -70,7 +70,7 @@ def _detected(row: "ConditionRow", alpha: float) -> bool | None:
     return None if row.mcnemar_p is None else row.mcnemar_p < alpha
 
 
-def _test(row: "ConditionRow", report: "Report") -> str:
+def _test(row: "ConditionRow", report: "ReportTables") -> str:
     """``McNemar p = 0.031`` or ``McNemar p = 1; inconclusive at n = 12``."""
     if row.mcnemar_p is None:
         return f"no paired test; inconclusive at n = {row.n_questions}"
@@ -86,7 +86,7 @@ def _names(items: list[HiddenInfluencer], limit: int = 4) -> str:
     return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
 
 
-def _uncited_sentence(report: "Report") -> str | None:
+def _uncited_sentence(report: "ReportTables") -> str | None:
     removal, mask = report.condition("uncited_removal"), report.condition("uncited_mask")
     if removal is None or removal.accuracy is None:
         return None
@@ -111,7 +111,7 @@ def _uncited_sentence(report: "Report") -> str | None:
     return text + "."
 
 
-def _cited_sentence(report: "Report") -> str | None:
+def _cited_sentence(report: "ReportTables") -> str | None:
     cited, rand, base = report.condition("cited_removal"), report.condition("random_removal"), report.condition("baseline")
     if cited is None or cited.accuracy is None:
         return None
@@ -122,7 +122,7 @@ def _cited_sentence(report: "Report") -> str | None:
     return text + "."
 
 
-def _influence_sentence(report: "Report") -> str | None:
+def _influence_sentence(report: "ReportTables") -> str | None:
     s = report.scores
     if not s.entities_scored:
         if report.condition("leave_one_out") is None:
@@ -143,7 +143,7 @@ def _influence_sentence(report: "Report") -> str | None:
     return text + "."
 
 
-def _power_sentence(report: "Report") -> str | None:
+def _power_sentence(report: "ReportTables") -> str | None:
     st = report.stats
     parts = []
     if st.noise_floor_answer is not None:
@@ -157,14 +157,14 @@ def _power_sentence(report: "Report") -> str | None:
     return text[0].upper() + text[1:] + "."
 
 
-def _sentences(report: "Report") -> Iterator[str | None]:
+def _sentences(report: "ReportTables") -> Iterator[str | None]:
     yield _uncited_sentence(report)
     yield _cited_sentence(report)
     yield _influence_sentence(report)
     yield _power_sentence(report)
 
 
-def findings(report: "Report") -> list[str]:
+def findings(report: "ReportTables") -> list[str]:
     """Two to four sentences stating what the evaluation found, each with its numbers and caveat."""
     out = [s for s in _sentences(report) if s]
     if len(out) < 2 and report.condition("baseline") is not None and len(report.conditions) == 1:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..records import RunRecord
+from ..records import RunRecord, question_field
 
 __all__ = [
     "Judge",
@@ -30,6 +30,7 @@ __all__ = [
     "exact_match",
     "cover_exact_match",
     "DEFAULT_CORRECTNESS",
+    "JUDGE_TEXT",
     "token_f1_score",
     "output_changed",
     "as_judge",
@@ -41,13 +42,6 @@ __all__ = [
 ]
 
 JudgeVerdict = bool | float | dict[str, Any]
-
-
-def question_field(question: Any, name: str, default: Any = None) -> Any:
-    """Read a field from a ``Question`` object or a plain dict alike."""
-    if isinstance(question, Mapping):
-        return question.get(name, default)
-    return getattr(question, name, default)
 
 
 @dataclass
@@ -114,6 +108,14 @@ cover_exact_match.name = "cover_exact_match"  # type: ignore[attr-defined]
 
 #: The judge that decides ``correct`` unless ``correctness=`` names another.
 DEFAULT_CORRECTNESS = "cover_exact_match"
+
+#: How each built-in judge that can decide ``correct`` is described in the report header.
+JUDGE_TEXT: dict[str, str] = {
+    "cover_exact_match": "cover exact match: a gold answer, id or alias appears in the answer as whole words "
+    "(case, accents, punctuation and articles ignored)",
+    "exact_match": "normalized exact match: the whole answer equals a gold answer, id or alias",
+    "llm_judge": "an LLM judge (LLMJudge), asked whether the answer means a gold answer",
+}
 
 
 def token_f1_score(answer: str | None, question: Any, context: JudgeContext | None = None) -> float | None:

@@ -19,8 +19,8 @@ import numpy as np
 from scipy import stats as sstats
 
 from ...tracer.trajectory import Trajectory
-from .judges import cover_exact_match, normalize, question_field
-from ..records import RunRecord
+from ..records import RunRecord, question_field
+from .judges import cover_exact_match, normalize
 
 __all__ = [
     "group_runs",
