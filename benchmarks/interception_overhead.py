@@ -1,4 +1,4 @@
-"""What does routing every tool call through the ablation filter cost? (evaluators/interception.py)
+"""What does routing every tool call through the ablation filter cost? (evaluators/replay/interception.py)
 
 Not a test: a measurement you run by hand::
 
@@ -29,7 +29,7 @@ import time
 from langchain_core.tools import BaseTool, tool
 
 from graphtrail.agents import GraphFilter, use_filter
-from graphtrail.evaluators import interception
+from graphtrail.evaluators.replay import interception
 
 ROWS = [{"id": f"e{i}", "name": f"Entity {i}", "type": "thing", "description": "x" * 40} for i in range(10)]
 

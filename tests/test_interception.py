@@ -9,8 +9,8 @@ from langchain_core.tools import BaseTool, tool
 
 from graphtrail.agents import GraphFilter, use_filter
 from graphtrail.evaluators import RunKey, RunRecord, register_tool_filter, unregister_tool_filter
-from graphtrail.evaluators.interception import coverage_of, filtering, install
-from graphtrail.evaluators.tool_coverage import NOTHING_REVEALED, condition_coverage
+from graphtrail.evaluators.replay.interception import coverage_of, filtering, install
+from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED, condition_coverage
 from graphtrail.tracer import Entity, Step, Trajectory
 
 HIDE_D1 = GraphFilter(hidden=frozenset({"d1"}))

@@ -18,7 +18,7 @@ from langchain_core.messages import HumanMessage
 from graphtrail._lines import split_lines
 from graphtrail.agents import KnowledgeGraph, answer_from_result, create_graphrag_agent, load_questions
 from graphtrail.cli.main import main
-from graphtrail.evaluators.cache import load_records
+from graphtrail.evaluators.replay.cache import load_records
 from graphtrail.tracer import trajectories_from_otlp_json
 
 ODD = "\u2028\u2029\u0085"

@@ -7,7 +7,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from graphtrail.agents import KnowledgeGraph, Question
-from graphtrail.evaluators.judges import (
+from graphtrail.evaluators.scoring.judges import (
     LLMJudge,
     apply_judges,
     as_judge,
@@ -18,7 +18,7 @@ from graphtrail.evaluators.judges import (
     token_f1_score,
     verdict_value,
 )
-from graphtrail.evaluators.metrics import (
+from graphtrail.evaluators.scoring.metrics import (
     accuracy,
     answer_entities,
     coverage,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from graphtrail.evaluators import EvaluationError, RunKey, RunRecord, build_report, evaluate, load_report
-from graphtrail.evaluators.judges import apply_judges, cover_exact_match, exact_match, token_f1_score
+from graphtrail.evaluators.scoring.judges import apply_judges, cover_exact_match, exact_match, token_f1_score
 from graphtrail.evaluators.records import NO_CITATIONS
 from graphtrail.tracer import Trajectory
 
@@ -96,7 +96,7 @@ def test_report_names_the_deciding_judge():
     assert "cover exact match" in build_report(records, [Q], n_boot=10).to_dict()["correctness"].replace("_", " ")
     report = build_report(records, [Q], n_boot=10, judges=[lambda a, q, c: True], correctness="<lambda>")
     assert report.correctness == "<lambda>"
-    from graphtrail.evaluators.render import judge_line
+    from graphtrail.evaluators.report.render import judge_line
 
     assert "the judge '<lambda>'" in judge_line(report)
     report = build_report(records, [Q], n_boot=10, meta={"correctness": "llm_judge"})
@@ -110,7 +110,7 @@ def test_evaluate_rejects_a_bad_citations_option():
 
 def test_evaluate_citations_option_keeps_the_users_tracing_options():
     import graphtrail
-    from graphtrail.evaluators.api import _traced_agent
+    from graphtrail.evaluators.replay.agent import traced_agent
     from langgraph.graph import END, START, MessagesState, StateGraph
 
     graph = StateGraph(MessagesState)
@@ -118,17 +118,17 @@ def test_evaluate_citations_option_keeps_the_users_tracing_options():
     graph.add_edge(START, "n")
     graph.add_edge("n", END)
     traced = graphtrail.trace_agent(graph.compile(), name="mine", content="ids-only")
-    again = _traced_agent(traced, "markers")
+    again = traced_agent(traced, "markers")
     assert again.graphtrail_handler.options.citations == "markers"
     assert again.graphtrail_handler.options.name == "mine" and again.graphtrail_handler.options.content == "ids-only"
-    assert _traced_agent(traced, None) is traced
+    assert traced_agent(traced, None) is traced
 
     @graphtrail.trace_agent
     def fn(q):
         return q
 
     with pytest.raises(EvaluationError, match="pass citations= to trace_agent"):
-        _traced_agent(fn, "markers")
+        traced_agent(fn, "markers")
 
 
 def test_cli_rejects_a_bad_citations_mode_in_one_line(tmp_path: Path):

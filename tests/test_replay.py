@@ -32,8 +32,8 @@ from graphtrail.evaluators import (
     unregister_tool_filter,
     wrap_agent_tools,
 )
-from graphtrail.evaluators.reuse import installed, reuse_scope
-from graphtrail.evaluators.user_tools import filter_tool_output
+from graphtrail.evaluators.replay.reuse import installed, reuse_scope
+from graphtrail.evaluators.replay.filters import filter_tool_output
 from tests.fakes import ScriptedChatModel, tool_call
 
 QUESTION = "Which currency is used in the country whose capital is Nairobi?"

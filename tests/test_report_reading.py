@@ -13,10 +13,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from graphtrail.agents import Question
-from graphtrail.evaluators import plots, render
-from graphtrail.evaluators.findings import findings, hidden_influencers
-from graphtrail.evaluators.metrics import source_support
-from graphtrail.evaluators.plotfonts import drawable, plain
+from graphtrail.evaluators.report import plots, render
+from graphtrail.evaluators.scoring.findings import findings, hidden_influencers
+from graphtrail.evaluators.scoring.metrics import source_support
+from graphtrail.evaluators.report.plotfonts import drawable, plain
 from graphtrail.evaluators.report import ReportError, TraversalNode, build_report
 from graphtrail.tracer.trajectory import Entity, Step, Trajectory
 from tests.provenance_cases import QUESTION, kenya_trajectory, record

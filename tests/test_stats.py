@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sstats
 
-from graphtrail.evaluators.stats import (
+from graphtrail.evaluators.scoring.stats import (
     cluster_bootstrap,
     majority,
     mcnemar_exact,

@@ -402,7 +402,7 @@ def test_bad_service_settings_are_rejected() -> None:
 
 def test_evaluation_replays_are_marked_as_replays() -> None:
     from graphtrail.evaluators.records import RunKey
-    from graphtrail.evaluators.replay import ReplayJob, _traced_scope
+    from graphtrail.evaluators.replay.runner import ReplayJob, _traced_scope
     from graphtrail.tracer.scope import active_annotations
 
     key = RunKey(agent="a", model="m", question_id="q9", condition="hide-top1", variant="v", trial=0, seed=1)

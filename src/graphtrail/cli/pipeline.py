@@ -84,7 +84,7 @@ class Inputs:
 
 def eval_files() -> tuple[str, ...]:
     """Files in an eval output directory that hold results: the reports and the run cache."""
-    from graphtrail.evaluators.cache import RUNS_FILE
+    from graphtrail.evaluators.replay.cache import RUNS_FILE
 
     return EVAL_FILES + (RUNS_FILE,)
 
@@ -342,7 +342,7 @@ def evaluate(
 
 
 def print_report_summary(report: Any, console: Any) -> None:
-    from graphtrail.evaluators.render import cited_nothing_line
+    from graphtrail.evaluators.report.render import cited_nothing_line
 
     if (nothing := cited_nothing_line(report)) is not None:
         console.print(f"[bold yellow]{nothing}[/]")

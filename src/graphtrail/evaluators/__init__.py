@@ -1,5 +1,19 @@
 """graphtrail.evaluators: replay an agent under graph ablations and score provenance.
 
+Three subpackages, data flowing one way (``report -> scoring -> records <- replay``):
+
+- :mod:`.replay`: conditions -> filters -> interception -> runs, producing
+  :class:`~.records.RunRecord` objects (with prefix reuse, the run cache and the
+  per-tool filter counts);
+- :mod:`.scoring`: pure functions from records to judged records, scored
+  tables, statistics and findings;
+- :mod:`.report`: the :class:`~.report.Report` and its Markdown, HTML and plot views.
+
+:mod:`.records` (the replay -> scoring contract) and :mod:`.errors` sit beside
+them; :mod:`.api` (``evaluate``) is the one entry point that uses all three.
+The modules ``stats``, ``metrics``, ``findings``, ``judges`` and ``interception``
+here are shims for their old paths.
+
 Names are imported lazily (``_EXPORTS`` maps each to its module) so that
 ``import graphtrail.evaluators`` stays cheap; add new public names there.
 """
@@ -16,48 +30,48 @@ _EXPORTS: dict[str, str] = {
     "CONDITIONS": "records",
     "DEFAULT_CONDITIONS": "records",
     # ablation builders
-    "condition_filters": "ablations",
-    "random_removal_candidates": "ablations",
-    "AblationError": "ablations",
+    "condition_filters": "replay.ablations",
+    "random_removal_candidates": "replay.ablations",
+    "AblationError": "replay.ablations",
     # replay runner, prefix reuse, cache
-    "replay": "replay",
-    "ReplayJob": "replay",
-    "AgentRunner": "replay",
-    "PrefixReuseCache": "reuse",
-    "ReuseStore": "reuse",
-    "RunCache": "cache",
-    "load_records": "cache",
+    "replay": "replay.runner",
+    "ReplayJob": "replay.runner",
+    "AgentRunner": "replay.runner",
+    "PrefixReuseCache": "replay.reuse",
+    "ReuseStore": "replay.reuse",
+    "RunCache": "replay.cache",
+    "load_records": "replay.cache",
     # user tools
-    "register_tool_filter": "user_tools",
-    "unregister_tool_filter": "user_tools",
-    "generic_filter": "user_tools",
-    "filter_tool_output": "user_tools",
-    "wrap_tool": "user_tools",
-    "wrap_agent_tools": "user_tools",
-    "AblationMiddleware": "user_tools",
+    "register_tool_filter": "replay.filters",
+    "unregister_tool_filter": "replay.filters",
+    "generic_filter": "replay.filters",
+    "filter_tool_output": "replay.filters",
+    "wrap_tool": "replay.tools",
+    "wrap_agent_tools": "replay.tools",
+    "AblationMiddleware": "replay.tools",
     # judges, scores, statistics, reports
-    "Judge": "judges",
-    "JudgeContext": "judges",
-    "LLMJudge": "judges",
-    "apply_judges": "judges",
-    "exact_match": "judges",
-    "cover_exact_match": "judges",
-    "token_f1_score": "judges",
-    "output_changed": "judges",
-    "as_judge": "judges",
-    "accuracy": "metrics",
-    "output_changed_rate": "metrics",
-    "source_support": "metrics",
-    "trajectory_fidelity": "metrics",
-    "entity_influence": "metrics",
-    "fit_surrogate": "metrics",
-    "coverage": "metrics",
-    "structural_faithfulness": "metrics",
-    "cluster_bootstrap": "stats",
-    "mcnemar_exact": "stats",
-    "noise_floor": "stats",
-    "pass_hat_k": "stats",
-    "min_detectable_difference": "stats",
+    "Judge": "scoring.judges",
+    "JudgeContext": "scoring.judges",
+    "LLMJudge": "scoring.judges",
+    "apply_judges": "scoring.judges",
+    "exact_match": "scoring.judges",
+    "cover_exact_match": "scoring.judges",
+    "token_f1_score": "scoring.judges",
+    "output_changed": "scoring.judges",
+    "as_judge": "scoring.judges",
+    "accuracy": "scoring.metrics",
+    "output_changed_rate": "scoring.metrics",
+    "source_support": "scoring.metrics",
+    "trajectory_fidelity": "scoring.metrics",
+    "entity_influence": "scoring.metrics",
+    "fit_surrogate": "scoring.metrics",
+    "coverage": "scoring.metrics",
+    "structural_faithfulness": "scoring.metrics",
+    "cluster_bootstrap": "scoring.stats",
+    "mcnemar_exact": "scoring.stats",
+    "noise_floor": "scoring.stats",
+    "pass_hat_k": "scoring.stats",
+    "min_detectable_difference": "scoring.stats",
     "Report": "report",
     "ReportError": "report",
     "build_report": "report",
@@ -66,16 +80,16 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "api",
     "aevaluate": "api",
     "aevaluate_records": "api",
-    "Evaluation": "api",
-    "EvaluationError": "api",
-    "CoverageError": "api",
+    "Evaluation": "replay.suite",
+    "EvaluationError": "errors",
+    "CoverageError": "errors",
 }
 
 __all__ = sorted(_EXPORTS)
 
-# ``replay`` is both a submodule and a function; bind the function eagerly, or the
-# submodule (set on the package when first imported) would shadow it.
-from .replay import replay  # noqa: E402
+# ``replay`` is both a subpackage and a function; bind the function eagerly, or the
+# subpackage (set on this package when first imported) would shadow it.
+from .replay.runner import replay  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:

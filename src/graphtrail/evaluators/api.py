@@ -1,40 +1,42 @@
-"""``evaluate``: the whole ablation suite for one agent in one call.
+"""``evaluate``: the whole ablation suite for one agent in one call, in three steps.
 
-1. Prepare the agent: route every tool call of a filtered run through the
-   ablation filter (:mod:`.interception`) and trace the agent with
-   :func:`graphtrail.trace_agent` unless it already is.
-2. Run the baseline for every question, ``baseline_repeats`` times (the noise floor).
-3. From each question's baseline trial 0, build every condition's filters
-   (:func:`.ablations.condition_filters`) and replay them, ``trials`` times each.
-4. Score the records and hand them to the report builder.
-
-Model responses are reused across runs whose conversations agree
-(:mod:`.reuse`), finished runs go to ``out_dir`` as they finish (:mod:`.cache`),
-and ``resume=True`` picks an interrupted evaluation up where it stopped.
+1. **replay** (:mod:`.replay`): trace the agent, route every tool call of a
+   filtered run through the ablation filter, run each question's baseline
+   ``baseline_repeats`` times (the noise floor), then every condition built
+   from its baseline trial 0, ``trials`` times each. Finished runs go to
+   ``out_dir`` as they finish; ``resume=True`` picks an interrupted evaluation
+   up where it stopped. Each run is judged as it finishes, so the cache holds
+   its verdict.
+2. **score** (:mod:`.scoring`): the condition table, question and entity rows,
+   scores and statistics, from the records alone.
+3. **report** (:mod:`.report`): the :class:`~.report.Report`, written to ``out_dir``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
-import hashlib
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..agents.kg import KnowledgeGraph
-from .ablations import DEFAULT_SUBSETS, condition_filters
-from .cache import REUSE_FILE, RunCache
-from .judges import DEFAULT_CORRECTNESS, question_field
-from .records import CITATION_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, NO_CITATIONS, RunKey, RunRecord
-from .replay import AgentRunner, ReplayJob, replay
-from .reuse import PrefixReuseCache, ReuseStore, installed
-from .interception import install as install_interception
+from .errors import CoverageError, EvaluationError
+from .records import RunKey, RunRecord, question_field
+from .replay.ablations import DEFAULT_SUBSETS
+from .replay import agent as agent_setup
+from .replay.cache import REUSE_FILE, RunCache
+from .replay.inputs import check_conditions, normalize_questions
+from .replay.interception import install as install_interception
+from .replay.reuse import PrefixReuseCache, ReuseStore
+from .replay.runner import AgentRunner, Score
+from .replay.suite import Evaluation, replay_suite
+from .report.build import assemble_report
+from .scoring.coverage import warning_text
+from .scoring.judges import DEFAULT_CORRECTNESS, apply_judges
+from .scoring.score import score_records
 
 __all__ = ["evaluate", "aevaluate", "EvaluationError", "CoverageError", "Evaluation", "normalize_questions", "DEFAULT_BASELINE_REPEATS"]
 
@@ -42,246 +44,11 @@ __all__ = ["evaluate", "aevaluate", "EvaluationError", "CoverageError", "Evaluat
 DEFAULT_BASELINE_REPEATS = 3
 
 
-class EvaluationError(ValueError):
-    """``evaluate`` was given something it cannot run; the message says what and how to fix it."""
+# ---------------------------------------------------------------- 1. replay
 
 
-class CoverageError(EvaluationError):
-    """``evaluate(strict=True)``: a condition's filter did not reach a tool that mattered (see :mod:`.tool_coverage`).
-
-    The report was still built (and written to ``out_dir``) and is on ``.report``,
-    with the invalid conditions marked.
-    """
-
-    def __init__(self, message: str, report: Any = None) -> None:
-        super().__init__(message)
-        self.report = report
-
-
-@dataclass
-class Evaluation:
-    """What the replay phase produced: records, the questions as scored, and cost totals."""
-
-    records: list[RunRecord]
-    questions: list[Any]
-    model_calls: int = 0
-    reused_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    skipped: dict[str, str] = field(default_factory=dict)  # question id -> why its conditions did not run
-    not_applicable: dict[str, str] = field(default_factory=dict)  # condition -> why it was not run
-
-    @classmethod
-    def of(cls, records: list[RunRecord], questions: list[Any], skipped: dict[str, str]) -> "Evaluation":
-        return cls(
-            records=records,
-            questions=questions,
-            model_calls=sum(r.model_calls for r in records),
-            reused_calls=sum(r.reused_calls for r in records),
-            input_tokens=sum(r.input_tokens for r in records),
-            output_tokens=sum(r.output_tokens for r in records),
-            skipped=skipped,
-        )
-
-    def __repr__(self) -> str:
-        # One line: the records themselves hold whole trajectories.
-        from .._display import one_line, plural
-
-        return one_line("Evaluation", plural(len(self.records), "run"), plural(len(self.questions), "question"),
-                        f"{self.model_calls} model calls ({self.reused_calls} reused)",
-                        f"{len(self.skipped)} skipped" if self.skipped else None)
-
-
-# ---------------------------------------------------------------- inputs
-
-
-def normalize_questions(questions: Any) -> list[Any]:
-    """``load_questions`` objects, dicts or strings, as objects/dicts with ``id`` and ``question``.
-
-    Strings and dicts without an id get ``q-<sha1 of the text>``, stable across
-    reorderings so the cache still matches. Duplicate ids are an error.
-    """
-    if isinstance(questions, (str, Mapping)) or not isinstance(questions, Iterable):
-        questions = [questions]
-    out: list[Any] = []
-    seen: set[str] = set()
-    for i, q in enumerate(questions):
-        if isinstance(q, str):
-            q = {"question": q, "answers": []}
-        text = question_field(q, "question")
-        if not isinstance(text, str) or not text.strip():
-            raise EvaluationError(f"question #{i} has no 'question' text: {q!r}")
-        if question_field(q, "id") is None:
-            if not isinstance(q, Mapping):
-                raise EvaluationError(f"question #{i} has no 'id'")
-            q = {**q, "id": "q-" + hashlib.sha1(text.encode()).hexdigest()[:10]}
-        elif isinstance(q, Mapping):
-            q = {**q, "id": str(q["id"])}
-        qid = str(question_field(q, "id"))
-        if qid in seen:
-            raise EvaluationError(f"duplicate question id {qid!r}; ids key the cache and must be unique")
-        seen.add(qid)
-        out.append(q)
-    if not out:
-        raise EvaluationError("no questions to evaluate")
-    return out
-
-
-def _check_conditions(conditions: Sequence[str] | None) -> list[str]:
-    chosen = list(DEFAULT_CONDITIONS if conditions is None else conditions)
-    unknown = [c for c in chosen if c not in CONDITIONS]
-    if unknown:
-        raise EvaluationError(f"unknown condition(s) {unknown}; known: {', '.join(CONDITIONS)}")
-    return [c for c in CONDITIONS if c in chosen and c != "baseline"]
-
-
-def _is_traced(agent: Any) -> bool:
-    if hasattr(agent, "graphtrail_handler"):  # graphtrail.tracer.TracedRunnable
-        return True
-    from ..tracer import wrap as tracer_wrap
-
-    code = getattr(agent, "__code__", None)
-    return code is not None and code.co_filename == tracer_wrap.__file__
-
-
-def _traced_agent(agent: Any, citations: Any) -> Any:
-    """``agent`` traced, with ``citations`` (if given) as its rule for reading citations from prose."""
-    from ..tracer import GraphTrailHandler, TracedRunnable, trace_agent
-    from ..tracer.citations import check_citation_mode
-
-    if citations is not None:
-        try:
-            check_citation_mode(citations)
-        except ValueError as exc:
-            raise EvaluationError(str(exc)) from None
-    if not _is_traced(agent):
-        return trace_agent(agent) if citations is None else trace_agent(agent, citations=citations)
-    if citations is None:
-        return agent
-    handler = getattr(agent, "graphtrail_handler", None)
-    if handler is None:
-        raise EvaluationError(
-            "citations= cannot change a function already decorated with @trace_agent; "
-            "pass citations= to trace_agent(...) instead"
-        )
-    options = dataclasses.replace(handler.options, citations=citations)  # the user's other options stay
-    return TracedRunnable(agent.__wrapped__, GraphTrailHandler(_options=options))
-
-
-def _agent_name(agent: Any) -> str:
-    target = getattr(agent, "__wrapped__", None) or agent
-    name = getattr(target, "name", None) or getattr(target, "__name__", None) or type(target).__name__
-    return str(name)
-
-
-def _find_model(agent: Any) -> Any:
-    """The agent's chat model if it can be found in the graph without running it, else ``None``."""
-    from langchain_core.language_models import BaseChatModel
-
-    target = getattr(agent, "__wrapped__", None) or agent
-    for node in (getattr(target, "nodes", None) or {}).values():
-        bound = getattr(node, "bound", None)
-        for value in _closure_values(getattr(bound, "func", None)):
-            model = getattr(value, "bound", value)
-            if isinstance(model, BaseChatModel):
-                return model
-    return None
-
-
-def _model_name(model: Any) -> str:
-    """The name of the chat model :func:`_find_model` found, else ``"default"``."""
-    if model is None:
-        return "default"
-    params = getattr(model, "_identifying_params", {}) or {}
-    name = params.get("model_name") or params.get("model") or getattr(model, "model_name", None)
-    return str(name or model._llm_type)
-
-
-def _is_deterministic(model: Any, declared: bool | None) -> bool:
-    """Whether repeated trials are identical by construction: the user's word, else the model's own.
-
-    A model declares it with a ``deterministic`` attribute that is ``True`` (graphtrail's
-    offline model does when ``noise == 0``). Temperature 0 on a hosted LLM is *not*
-    deterministic, so nothing is inferred from sampling parameters.
-    """
-    if declared is not None:
-        return declared
-    return getattr(model, "deterministic", None) is True
-
-
-def _closure_values(fn: Any) -> Iterator[Any]:
-    for cell in getattr(fn, "__closure__", None) or ():
-        with contextlib.suppress(ValueError):
-            yield cell.cell_contents
-
-
-# ---------------------------------------------------------------- progress
-
-
-class _Progress:
-    """A rich progress bar on a terminal; elsewhere (pipes, CI logs) a plain line on stderr every few seconds."""
-
-    def __init__(self, enabled: bool) -> None:
-        self._bar: Any = None
-        self._beat: Any = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            console = Console()
-            if console.is_terminal:
-                self._bar = Progress(
-                    TextColumn("{task.description}"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TextColumn("model calls {task.fields[calls]}, reused {task.fields[reused]}"),
-                    TimeElapsedColumn(),
-                    console=console,
-                    transient=False,
-                )
-            else:
-                from .._heartbeat import Heartbeat
-
-                self._beat = Heartbeat("replay", 0)
-        self._task: Any = None
-        self._calls = self._reused = 0
-
-    def __enter__(self) -> "_Progress":
-        if self._bar is not None:
-            self._bar.__enter__()
-        if self._beat is not None:
-            self._beat.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
-        if self._beat is not None:
-            self._beat.stop()
-
-    def phase(self, description: str, total: int) -> None:
-        if self._beat is not None:
-            self._beat.phase(description, total)
-        if self._bar is not None:
-            self._task = self._bar.add_task(description, total=total, calls=self._calls, reused=self._reused)
-
-    def done(self, record: RunRecord, from_cache: bool) -> None:
-        if not from_cache:
-            self._calls += record.model_calls
-            self._reused += record.reused_calls
-        if self._beat is not None:
-            self._beat.advance()
-        if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, advance=1, calls=self._calls, reused=self._reused)
-
-
-# ---------------------------------------------------------------- scoring
-
-
-def _scorer(questions: list[Any], kg: Any, judges: Sequence[Any], correctness: str | None, baseline: dict[str, str | None]):
+def _scorer(questions: list[Any], kg: Any, judges: Sequence[Any], correctness: str | None, baseline: dict[str, str | None]) -> Score:
     """Fill ``correct``/``f1``/``changed`` (and extra judges) as each run finishes, so the cache holds them."""
-    from . import judges as judges_module
-
     by_id = {str(question_field(q, "id")): q for q in questions}
 
     def score_sync(record: RunRecord) -> RunRecord:
@@ -294,7 +61,7 @@ def _scorer(questions: list[Any], kg: Any, judges: Sequence[Any], correctness: s
             anchor = RunRecord(key=RunKey(agent="", model="", question_id=qid, condition="baseline"), question="", answer=baseline[qid])
             batch = [anchor, record]
         try:
-            scored = judges_module.apply_judges(batch, [question] if question is not None else [], kg=kg, judges=judges, correctness=correctness)
+            scored = apply_judges(batch, [question] if question is not None else [], kg=kg, judges=judges, correctness=correctness)
         except ImportError:  # answer normalisation not installed: the report builder scores later
             return record
         return scored[-1]
@@ -305,9 +72,6 @@ def _scorer(questions: list[Any], kg: Any, judges: Sequence[Any], correctness: s
         return score_sync(record)
 
     return score
-
-
-# ---------------------------------------------------------------- evaluate
 
 
 async def aevaluate_records(
@@ -341,17 +105,16 @@ async def aevaluate_records(
     if agent is None or not (callable(agent) or hasattr(agent, "ainvoke")):
         raise EvaluationError(f"agent must be a Runnable, a compiled graph or a callable, got {type(agent).__name__}")
     qs = normalize_questions(questions)
-    wanted = _check_conditions(conditions)
+    wanted = check_conditions(conditions)
     repeats = max(trials, DEFAULT_BASELINE_REPEATS if baseline_repeats is None else baseline_repeats, 1)
     judges = list(judge) if isinstance(judge, (list, tuple)) else ([judge] if judge is not None else [])
 
     install_interception()  # every tool call of a filtered run reaches the filter, however it is made
-    traced = _traced_agent(agent, citations)
-    runner = AgentRunner(traced, input_builder)
-    agent_id = agent_name or _agent_name(agent)
-    model = _find_model(agent)  # one walk of the graph for the name and the determinism flag
-    model_id = model_name or _model_name(model)
-    shared_trials = reuse and _is_deterministic(model, deterministic)
+    runner = AgentRunner(agent_setup.traced_agent(agent, citations), input_builder)
+    agent_id = agent_name or agent_setup.agent_name(agent)
+    model = agent_setup.find_model(agent)  # one walk of the graph for the name and the determinism flag
+    model_id = model_name or agent_setup.model_name(model)
+    shared_trials = reuse and agent_setup.is_deterministic(model, deterministic)
 
     cache = RunCache(out_dir, resume=resume)
     reuse_path = Path(out_dir) / REUSE_FILE if out_dir is not None else None
@@ -359,75 +122,19 @@ async def aevaluate_records(
         reuse_path.unlink()  # a stale store from another agent version must not answer this run
     reuse_cache = PrefixReuseCache(ReuseStore(reuse_path if reuse else None), reuse=reuse)
 
-    def key(qid: str, condition: str, variant: str = "", trial: int = 0) -> RunKey:
-        return RunKey(agent=agent_id, model=model_id, question_id=qid, condition=condition, variant=variant, trial=trial, seed=seed)
-
     baseline_answers: dict[str, str | None] = {}
-    score = _scorer(qs, kg, judges, correctness, baseline_answers)
-    skipped: dict[str, str] = {}
-
-    with installed(reuse_cache), _Progress(progress) as bar:
-        # 1. baselines: trial 0 of each question defines its conditions
-        base_jobs = [
-            ReplayJob(
-                key=key(str(question_field(q, "id")), "baseline", trial=t),
-                question=question_field(q, "question"),
-                question_obj=q,
-                shared_trials=shared_trials,
-            )
-            for t in range(repeats)
-            for q in qs
-        ]
-        bar.phase("baseline", len(base_jobs))
-        # trial 0 first, so repeated baselines can be scored against it
-        first = [j for j in base_jobs if j.key.trial == 0]
-        rest = [j for j in base_jobs if j.key.trial != 0]
-        base_records = await replay(runner, first, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
-        for rec in base_records:
-            baseline_answers[rec.key.question_id] = rec.answer
-        base_records += await replay(runner, rest, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
-
-        # 2. conditions, from each question's baseline trial 0
-        jobs: list[ReplayJob] = []
-        by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
-        not_applicable: dict[str, str] = {}
-        answered = [r for r in by_q.values() if r.trajectory is not None and r.status != "error"]
-        if answered and not any(r.citations for r in answered):
-            # an agent that cites nothing: conditions built from citations are no experiment; don't pay for them
-            not_applicable = {c: NO_CITATIONS for c in wanted if c in CITATION_CONDITIONS}
-            wanted = [c for c in wanted if c not in not_applicable]
-        for q in qs:
-            qid = str(question_field(q, "id"))
-            base = by_q.get(qid)
-            if base is None or base.trajectory is None:
-                skipped[qid] = "baseline run has no trajectory (was the agent traced?)"
-                continue
-            if base.status == "error":
-                skipped[qid] = f"baseline run failed: {base.error}"
-                continue
-            for condition in wanted:
-                filters = condition_filters(condition, base.trajectory, kg, seed=seed, question=q, n_subsets=n_subsets)
-                for variant, graph_filter in filters:
-                    for t in range(trials):
-                        jobs.append(
-                            ReplayJob(
-                                key=key(qid, condition, variant, t),
-                                question=question_field(q, "question"),
-                                graph_filter=graph_filter,
-                                question_obj=q,
-                                baseline=base.trajectory,
-                                shared_trials=shared_trials,
-                            )
-                        )
-        bar.phase("ablations", len(jobs))
-        cond_records = await replay(runner, jobs, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
-
-    evaluation = Evaluation.of(base_records + cond_records, qs, skipped)
-    evaluation.not_applicable = not_applicable
-    return evaluation
+    score = _scorer(qs, kg, judges, correctness, baseline_answers)  # reads baseline_answers, which the suite fills
+    return await replay_suite(
+        runner, qs, kg, conditions=wanted, agent_id=agent_id, model_id=model_id, seed=seed, trials=trials,
+        repeats=repeats, n_subsets=n_subsets, shared_trials=shared_trials, cache=cache, reuse_cache=reuse_cache,
+        concurrency=concurrency, score=score, baseline_answers=baseline_answers, progress=progress,
+    )
 
 
-#: Keyword arguments of :func:`evaluate` that go to the report builder rather than the replays.
+# ---------------------------------------------------------------- options
+
+
+#: Keyword arguments of :func:`evaluate` that go to scoring and the report rather than the replays.
 _REPORT_KWARGS = {"n_boot", "alpha", "power", "margin", "surrogate_threshold", "min_lds", "paper_reference", "traversal_question"}
 
 
@@ -461,19 +168,32 @@ def _with_run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+# ---------------------------------------------------------------- evaluate: replay -> score -> report
+
+
 @_with_run_options
 async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **options: Any) -> Any:
     """Async :func:`evaluate`."""
     strict = bool(options.pop("strict", False))
     run_kwargs, report_kwargs = _split_options("aevaluate", options)
-    evaluation = await aevaluate_records(agent, questions, kg, **run_kwargs)
-    return _report(evaluation, kg, run_kwargs, report_kwargs, strict=strict)
+    traversal_question = report_kwargs.pop("traversal_question", None)
+
+    evaluation = await aevaluate_records(agent, questions, kg, **run_kwargs)  # 1. replay
+    meta = _meta(evaluation, run_kwargs)
+    scored = score_records(  # 2. score
+        evaluation.records, evaluation.questions, kg, seed=run_kwargs["seed"], not_applicable=meta["not_applicable"], **report_kwargs
+    )
+    report = assemble_report(scored, kg, meta=meta, traversal_question=traversal_question)  # 3. report
+
+    if run_kwargs["out_dir"] is not None:
+        report.write(run_kwargs["out_dir"])
+    _guard_coverage(report, strict)
+    return report
 
 
-def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_kwargs: dict[str, Any], *, strict: bool = False) -> Any:
-    from .report import build_report
-
-    meta = {
+def _meta(evaluation: Evaluation, run_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The run's settings and cost, as the report's ``meta`` records them."""
+    return {
         "agent": evaluation.records[0].key.agent if evaluation.records else None,
         "model": evaluation.records[0].key.model if evaluation.records else None,
         "trials": run_kwargs["trials"],
@@ -489,17 +209,10 @@ def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_
         "not_applicable": evaluation.not_applicable,
         "correctness": run_kwargs["correctness"] or DEFAULT_CORRECTNESS,
     }
-    report = build_report(evaluation.records, evaluation.questions, kg, meta=meta, seed=run_kwargs["seed"], **report_kwargs)
-    if run_kwargs["out_dir"] is not None:
-        report.write(run_kwargs["out_dir"])
-    _guard_coverage(report, strict)
-    return report
 
 
 def _guard_coverage(report: Any, strict: bool) -> None:
     """Log (and with ``strict``, raise) when a condition's filter missed a tool that revealed entities."""
-    from .tool_coverage import warning_text
-
     text = warning_text(report)
     if text is None:
         return
@@ -557,7 +270,7 @@ def evaluate(
       repeated trials share one reuse store (their calls are reused, not repeated).
       Default: the model's own ``deterministic`` attribute (graphtrail's offline model
       with ``noise=0``); never inferred from temperature.
-    - ``judge``: a judge or list of judges (:mod:`.judges`); ``correctness`` names
+    - ``judge``: a judge or list of judges (:mod:`.scoring.judges`); ``correctness`` names
       the one that decides ``correct`` (default: cover exact match, so "The answer
       is Christopher Nolan." is correct for gold "Christopher Nolan"; normalized
       exact match and token F1 are reported beside it).
@@ -574,7 +287,7 @@ def evaluate(
       and the reports carry a red banner.
     - ``n_boot``, ``alpha``, ``power``, ``margin``, ``surrogate_threshold``, ``min_lds``,
       ``paper_reference``, ``traversal_question`` go to
-      :func:`graphtrail.evaluators.report.build_report`.
+      scoring and the report (:func:`graphtrail.evaluators.report.build_report`).
 
     Works from synchronous code; inside a running event loop (a notebook) it
     runs on a helper thread. Use :func:`aevaluate` from async code.

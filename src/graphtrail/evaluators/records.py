@@ -4,17 +4,22 @@ A :class:`RunRecord` is one (question, condition, trial) run. Records are
 appended to the on-disk cache as JSON lines as soon as each run finishes, so an
 interrupted evaluation loses nothing, and the scoring code works from records
 alone (plus the questions and, optionally, the knowledge graph).
+
+The replay side writes records and the scoring side reads them, so this module
+(with :func:`question_field`, how both read a question) is what the two share;
+it imports neither.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..tracer.trajectory import Trajectory
 
-__all__ = ["RunKey", "RunRecord", "CONDITIONS", "DEFAULT_CONDITIONS", "CITATION_CONDITIONS", "NO_CITATIONS"]
+__all__ = ["RunKey", "RunRecord", "CONDITIONS", "DEFAULT_CONDITIONS", "CITATION_CONDITIONS", "NO_CITATIONS", "question_field"]
 
 #: Every ablation condition graphtrail knows, in report order.
 CONDITIONS: tuple[str, ...] = (
@@ -38,6 +43,13 @@ CITATION_CONDITIONS: tuple[str, ...] = ("cited_removal", "random_removal", "full
 
 #: What such a condition shows, in every view and in results.json, when the agent cited nothing.
 NO_CITATIONS = "not applicable: the agent cited no entities"
+
+
+def question_field(question: Any, name: str, default: Any = None) -> Any:
+    """Read a field from a ``Question`` object or a plain dict alike."""
+    if isinstance(question, Mapping):
+        return question.get(name, default)
+    return getattr(question, name, default)
 
 
 class RunKey(BaseModel):
@@ -97,7 +109,7 @@ class RunRecord(BaseModel):
     wall_time_s: float = 0.0
 
     # per tool name, {"filtered": n, "unfiltered": m} calls under this run's filter
-    # (None: the run hid nothing, or was recorded before graphtrail counted); see .coverage
+    # (None: the run hid nothing, or was recorded before graphtrail counted); see scoring.coverage
     tool_coverage: dict[str, dict[str, int]] | None = None
 
     trace_id: str | None = None

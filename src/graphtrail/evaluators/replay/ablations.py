@@ -20,11 +20,10 @@ import random
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from ..agents.kg import KnowledgeGraph
-from ..agents.views import GraphFilter
-from ..tracer.trajectory import Trajectory
-from .judges import question_field
-from .records import CONDITIONS
+from ...agents.kg import KnowledgeGraph
+from ...agents.views import GraphFilter
+from ...tracer.trajectory import Trajectory
+from ..records import CONDITIONS, question_field
 
 __all__ = [
     "AblationError",

@@ -7,7 +7,7 @@ rewritten when that run is redone). Runs that ended in an error are kept on disk
 but not treated as done, so a resume retries them; the last record for a key wins.
 
 Layout of ``out_dir`` (see docs/ablations.md): ``runs.jsonl`` (records) and
-``reuse.jsonl`` (the prefix-reuse store, :class:`~graphtrail.evaluators.reuse.ReuseStore`).
+``reuse.jsonl`` (the prefix-reuse store, :class:`~graphtrail.evaluators.replay.reuse.ReuseStore`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .records import RunKey, RunRecord
+from ..records import RunKey, RunRecord
 
 __all__ = ["RunCache", "RUNS_FILE", "REUSE_FILE", "load_records"]
 

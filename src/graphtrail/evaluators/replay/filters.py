@@ -1,4 +1,4 @@
-"""Ablation filters for a user's own tools, installed without changing the user's agent code.
+"""What a user's tool returns under an ablation: output filtering rules, per tool or generic.
 
 graphtrail's graph tools read :func:`~graphtrail.agents.active_filter` themselves.
 A user's tools do not, so the evaluator filters their *outputs* inside the tool
@@ -16,43 +16,28 @@ Three routes, in the order :func:`filter_tool_output` tries them:
    revealed) are dropped and masked names replaced. This is a heuristic;
    register a filter for plain-text tools.
 
-Installation: none needed under ``evaluate``/``replay``: :mod:`.interception`
-runs every LangChain tool call of a filtered replay run as a
-:class:`FilteredTool`, however the agent calls it. :func:`wrap_agent_tools`
-(swap the tools of every ``ToolNode`` for proxies), :class:`AblationMiddleware`
-and :func:`wrap_tool` remain for users who want the proxies in place
-explicitly. All are no-ops unless a filter is active, idempotent, and safe
-under concurrency (the filter is read from a ContextVar on every call).
+These are plain functions of (output, filter); :mod:`.tools` runs them inside a
+tool call and :mod:`.interception` routes every tool call of a replay run there.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.messages import ToolMessage
-from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
-from langchain_core.tools.base import _get_runnable_config_param
 
-from .._lines import split_lines
-from ..agents.views import GraphFilter, active_filter
+from ..._lines import split_lines
+from ...agents.views import GraphFilter
 
 __all__ = [
     "register_tool_filter",
     "unregister_tool_filter",
     "filter_tool_output",
     "generic_filter",
-    "FilteredTool",
-    "wrap_tool",
-    "wrap_agent_tools",
-    "AblationMiddleware",
     "ToolFilter",
     "NOT_FOUND",
 ]
@@ -214,7 +199,7 @@ def generic_filter(output: Any, graph_filter: GraphFilter) -> Any:
 
 def _parse_repr(text: str) -> Any:
     """A Python repr of a list/dict, as the tracer reads it (``ast.literal_eval``, never ``eval``)."""
-    from ..tracer.extract import _parse_repr as parse
+    from ...tracer.extract import _parse_repr as parse
 
     value = parse(text)
     if isinstance(value, tuple):
@@ -306,170 +291,3 @@ def filter_tool_output(
         names = {**known, **_artifact_names(artifact)}
         return _filter_content(content, graph_filter, names), generic_filter(artifact, graph_filter)
     return _filter_content(output, graph_filter, known)
-
-
-# ---------------------------------------------------------------- the tool proxy
-
-
-@functools.lru_cache(maxsize=512)
-def _wanted_params(fn: Callable[..., Any]) -> tuple[bool, str | None]:
-    """Whether ``fn`` takes ``run_manager``, and its RunnableConfig parameter (per function, cached)."""
-    import inspect
-
-    return inspect.signature(fn).parameters.get("run_manager") is not None, _get_runnable_config_param(fn)
-
-
-def _inner_kwargs(fn: Callable[..., Any], kwargs: dict[str, Any], config: RunnableConfig, run_manager: Any) -> dict[str, Any]:
-    """Pass ``run_manager``/config exactly as ``BaseTool.run`` would have passed them to ``fn``."""
-    func = getattr(fn, "__func__", None)
-    try:
-        wants_manager, config_param = _wanted_params(func) if func is not None else _wanted_params.__wrapped__(fn)
-    except TypeError:  # an unhashable callable
-        wants_manager, config_param = _wanted_params.__wrapped__(fn)
-    out = dict(kwargs)
-    if wants_manager:
-        out["run_manager"] = run_manager
-    if config_param:
-        out[config_param] = config
-    return out
-
-
-def _is_graphtrail_tool(tool: BaseTool) -> bool:
-    """graphtrail's own tools filter through the KG view already."""
-    fn = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
-    return bool(fn is not None and getattr(fn, "__module__", "").startswith("graphtrail.agents"))
-
-
-class FilteredTool(BaseTool):
-    """A proxy for ``inner`` whose output is filtered by the active graph filter.
-
-    It has the inner tool's name, schema and description, runs the inner
-    tool's own ``_run``/``_arun`` (one tool run, one span), and filters the
-    result before LangChain reports it. Without an active filter it returns
-    the inner output untouched.
-    """
-
-    inner: BaseTool
-
-    @classmethod
-    def wrap(cls, tool: BaseTool) -> BaseTool:
-        """``tool`` behind the filter; already-wrapped tools and graphtrail's own are returned as is."""
-        if isinstance(tool, FilteredTool) or _is_graphtrail_tool(tool):
-            return tool
-        return cls(
-            inner=tool,
-            name=tool.name,
-            description=tool.description,
-            args_schema=tool.args_schema,
-            return_direct=tool.return_direct,
-            response_format=tool.response_format,
-            handle_tool_error=tool.handle_tool_error,
-            handle_validation_error=tool.handle_validation_error,
-            metadata=tool.metadata,
-            tags=tool.tags,
-            callbacks=tool.callbacks,
-            verbose=tool.verbose,
-            extras=getattr(tool, "extras", None),
-        )
-
-    def _to_args_and_kwargs(self, tool_input: str | dict[str, Any], tool_call_id: str | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return self.inner._to_args_and_kwargs(tool_input, tool_call_id)
-
-    def _apply(self, output: Any) -> Any:
-        from .interception import current_scope
-
-        scope = current_scope()
-        filtered = filter_tool_output(
-            self.name,
-            output,
-            active_filter(),
-            content_and_artifact=self.response_format == "content_and_artifact",
-            names=scope.names if scope is not None else None,
-        )
-        if scope is not None:
-            scope.check_leak(self.name, filtered)
-        return filtered
-
-    def _run(
-        self,
-        *args: Any,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        fn = self.inner._run
-        return self._apply(fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
-
-    async def _arun(
-        self,
-        *args: Any,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        fn = self.inner._arun
-        return self._apply(await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
-
-
-def wrap_tool(tool: BaseTool) -> BaseTool:
-    """``tool`` behind the ablation filter (for agents without a ToolNode: wrap before building)."""
-    return FilteredTool.wrap(tool)
-
-
-def _tool_nodes(graph: Any, seen: set[int] | None = None) -> list[Any]:
-    from langgraph.prebuilt import ToolNode
-
-    seen = set() if seen is None else seen
-    if id(graph) in seen:
-        return []
-    seen.add(id(graph))
-    found = []
-    nodes = getattr(graph, "nodes", None)
-    if not isinstance(nodes, dict):
-        return found
-    for node in nodes.values():
-        bound = getattr(node, "bound", node)
-        if isinstance(bound, ToolNode):
-            found.append(bound)
-        elif hasattr(bound, "nodes") and hasattr(bound, "get_graph"):
-            found.extend(_tool_nodes(bound, seen))  # a compiled subgraph
-    return found
-
-
-def wrap_agent_tools(agent: Any) -> int:
-    """Put every tool of every ``ToolNode`` in ``agent`` behind the ablation filter.
-
-    Returns how many tools were wrapped by this call (0 when the agent has no
-    ToolNode, or all its tools were wrapped before or are graphtrail's own).
-    The proxies stay in place afterwards; without an active filter they pass
-    outputs through untouched.
-    """
-    count = 0
-    target = getattr(agent, "__wrapped__", None) or agent
-    for node in _tool_nodes(target) or _tool_nodes(agent):
-        tools = node.tools_by_name  # the ToolNode's own dict: replace entries in place
-        for name, tool in list(tools.items()):
-            wrapped = FilteredTool.wrap(tool)
-            if wrapped is not tool:
-                tools[name] = wrapped
-                count += 1
-    return count
-
-
-class AblationMiddleware(AgentMiddleware):
-    """``create_agent`` middleware that puts the agent's tools behind the ablation filter.
-
-    ``create_agent(model, tools, middleware=[AblationMiddleware()])``. Equivalent
-    to the automatic wrapping :func:`graphtrail.evaluators.evaluate` does, for
-    users who prefer to declare it.
-    """
-
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        if active_filter() is not None and request.tool is not None:
-            request = request.override(tool=FilteredTool.wrap(request.tool))
-        return handler(request)
-
-    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        if active_filter() is not None and request.tool is not None:
-            request = request.override(tool=FilteredTool.wrap(request.tool))
-        return await handler(request)

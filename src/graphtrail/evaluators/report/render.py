@@ -20,10 +20,14 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .findings import findings, hidden_influencers
+from ..records import NO_CITATIONS
+from ..scoring.coverage import banner_sentences
+from ..scoring.findings import findings, hidden_influencers
+from ..scoring.judges import JUDGE_TEXT, normalize
 
 if TYPE_CHECKING:
-    from .report import ConditionRow, QuestionRow, Report
+    from ..scoring.tables import ConditionRow, QuestionRow
+    from .model import Report
 
 __all__ = ["render_markdown", "render_html", "condition_table"]
 
@@ -157,8 +161,6 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
 def _score_rows(report: "Report") -> list[tuple[str, str, str]]:
     how = ", ".join(f"{k}: {v}" for k, v in sorted(report.scores.support_how.items())) or "–"
     if report.cited_nothing:  # scores of the citations: say why there are none, not "–"
-        from .records import NO_CITATIONS
-
         na = [("Source support", NO_CITATIONS, "whether the cited evidence backs the answer"),
               ("Grounded citations", NO_CITATIONS, "share of citations some tool returned"),
               ("Trajectory fidelity", NO_CITATIONS, "cited share of the topic→answer path")]
@@ -251,8 +253,6 @@ def _question_rows(report: "Report") -> tuple[list[str], list[list[str]]]:
 
 def judge_line(report: "Report") -> str:
     """Which judge decides ``correct`` (hence every accuracy figure), in one sentence."""
-    from .report import JUDGE_TEXT
-
     how = JUDGE_TEXT.get(report.correctness, f"the judge {report.correctness!r}")
     return f"Correct means {how}. Exact match and token F1 are shown beside it."
 
@@ -345,15 +345,11 @@ dl#glossary{font-size:.9rem;color:#495057}dl#glossary dt{font-weight:600;float:l
 
 
 def _md_banner(report: "Report") -> list[str]:
-    from .tool_coverage import banner_sentences
-
     sentences = banner_sentences(report)
     return ["> **⛔ " + _md(sentences[0]) + "**", *[f"> {_md(s)}" for s in sentences[1:]], ""] if sentences else []
 
 
 def _html_banner(report: "Report") -> str:
-    from .tool_coverage import banner_sentences
-
     sentences = banner_sentences(report)
     if not sentences:
         return ""
@@ -441,8 +437,6 @@ SHORT_LABELS = {
 
 def _questions_html(report: "Report", names: Mapping[str, str]) -> str:
     """Per question: names with ids on hover, the first gold answer plus a count, changed answers marked."""
-    from .judges import normalize
-
     conds = _ablation_conditions(report)
     labels = {c.condition: c.label for c in report.conditions}
     head = ["<th>Question</th>", "<th>Gold</th>", "<th>Answer</th>", "<th>Correct</th>", "<th>Cited</th>",

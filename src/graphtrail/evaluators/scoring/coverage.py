@@ -3,8 +3,8 @@
 A condition's numbers mean "the agent with these entities gone" only if every
 tool call that could show those entities went through the filter. Each replay
 run records, per tool, how many calls were filtered and how many were not
-(``RunRecord.tool_coverage``, see :mod:`.interception`). Here a condition is
-judged:
+(``RunRecord.tool_coverage``, counted by :mod:`graphtrail.evaluators.replay.interception`).
+Here, from the records alone, a condition is judged:
 
 - **escaped tools**: a tool whose outputs revealed entities in the question's
   baseline run had an unfiltered call in this condition. The agent may have
@@ -16,7 +16,9 @@ judged:
 
 Invalid conditions keep their numbers in results.json (with ``valid: false``
 and the reason) but the reports put a red banner above them, a warning is
-logged, and ``evaluate(strict=True)`` raises :class:`~.api.CoverageError`.
+logged, and ``evaluate(strict=True)`` raises
+:class:`~graphtrail.evaluators.errors.CoverageError`. The banner's sentences read a
+report through :class:`~.tables.ReportTables`, so this module imports no report code.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .records import RunRecord
+from ..records import RunRecord
 
 if TYPE_CHECKING:
-    from .report import ConditionRow, Report
+    from .tables import ConditionRow, ReportTables
 
 __all__ = ["ConditionCoverage", "condition_coverage", "mark_rows", "invalid_rows", "banner_sentences", "FIX_HINT"]
 
@@ -116,11 +118,11 @@ def mark_rows(rows: Sequence["ConditionRow"], records: Iterable[RunRecord]) -> N
         row.invalid_reason = cov.reason
 
 
-def invalid_rows(report: "Report") -> list["ConditionRow"]:
+def invalid_rows(report: "ReportTables") -> list["ConditionRow"]:
     return [r for r in report.conditions if not getattr(r, "valid", True)]
 
 
-def banner_sentences(report: "Report") -> list[str]:
+def banner_sentences(report: "ReportTables") -> list[str]:
     """The red banner's text, one sentence per point; empty when every condition is valid."""
     bad = invalid_rows(report)
     if not bad:
@@ -136,12 +138,12 @@ def banner_sentences(report: "Report") -> list[str]:
     return out
 
 
-def warning_text(report: "Report") -> str | None:
-    """One line for the log and for :class:`~.api.CoverageError`; ``None`` when all is valid."""
+def warning_text(report: "ReportTables") -> str | None:
+    """One line for the log and for :class:`~graphtrail.evaluators.errors.CoverageError`; ``None`` when all is valid."""
     sentences = banner_sentences(report)
     return " ".join(sentences) if sentences else None
 
 
-def summary(report: "Report") -> dict[str, Any]:
+def summary(report: "ReportTables") -> dict[str, Any]:
     """``{condition: reason}`` of the invalid conditions (for callers that want data, not prose)."""
     return {r.condition: r.invalid_reason for r in invalid_rows(report)}

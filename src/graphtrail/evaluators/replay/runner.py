@@ -5,7 +5,8 @@ Each job runs in its own asyncio task with its own context, holding
 - the job's :class:`~graphtrail.agents.GraphFilter` (``use_filter``), which every
   graph tool reads, and a :func:`.interception.filtering` scope that routes
   every other LangChain tool call through it and counts what it filtered
-  (``RunRecord.tool_coverage``, read by the coverage guard);
+  (``RunRecord.tool_coverage``, read by the coverage guard,
+  :mod:`graphtrail.evaluators.scoring.coverage`);
 - a prefix-reuse scope (:mod:`.reuse`) that counts model calls and answers the
   ones whose conversation matches an earlier run of the same namespace;
 - a ``graphtrail.capture()`` block collecting the run's trajectory, and
@@ -29,13 +30,14 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.sampling import use_trial
-from ..agents.views import GraphFilter, use_filter
-from ..tracer.trajectory import Trajectory
+from ...agents.sampling import use_trial
+from ...agents.views import GraphFilter, use_filter
+from ...tracer.trajectory import Trajectory
+from ..records import RunKey, RunRecord
 from .cache import RunCache
-from .interception import FilterScope, coverage_of, filtering
-from .records import RunKey, RunRecord
+from .interception import coverage_of, filtering
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
+from .scope import FilterScope
 
 __all__ = [
     "ReplayJob",
@@ -102,7 +104,7 @@ def answer_from_output(output: Any) -> tuple[str | None, list[str]]:
         if "answer" in output:
             answer = output.get("answer")
             return (None if answer is None else str(answer)), [str(c) for c in output.get("citations") or []]
-        from ..tracer.extract import chain_text
+        from ...tracer.extract import chain_text
 
         text = chain_text(output)
         if text is not None:
@@ -145,7 +147,7 @@ class AgentRunner:
 def _traced_scope(job: ReplayJob) -> Iterator[Any]:
     """``capture()`` + ``run_annotations`` when the tracer is available, else a null scope."""
     try:
-        from ..tracer import capture, run_annotations  # type: ignore[attr-defined]
+        from ...tracer import capture, run_annotations  # type: ignore[attr-defined]
     except ImportError:  # tracer not built in this install: records carry no trajectory
         yield None
         return

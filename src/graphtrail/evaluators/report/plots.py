@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 from .plotfonts import families, label, plain
 
 if TYPE_CHECKING:
-    from .report import Report, TraversalNode
+    from .model import Report, TraversalNode
 
 __all__ = ["accuracy_plot", "influence_plot", "traversal_plot", "render_plots"]
 

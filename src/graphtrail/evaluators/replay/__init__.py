@@ -1,0 +1,30 @@
+"""graphtrail.evaluators.replay: run an agent again under graph ablations and record each run.
+
+Data flows one way, conditions -> filters -> interception -> runs:
+
+- :mod:`.ablations`: each condition's graph filters, from a baseline trajectory;
+- :mod:`.filters`, :mod:`.tools`, :mod:`.scope`, :mod:`.interception`: what a
+  user's tool returns under a filter, the tool proxy that applies it, the
+  per-run bookkeeping, and the patch that routes every tool call of a replay
+  run through it;
+- :mod:`.runner`: :func:`replay`, one :class:`~graphtrail.evaluators.records.RunRecord`
+  per job, with :mod:`.reuse` (model responses reused across runs) and
+  :mod:`.cache` (finished runs on disk);
+- :mod:`.inputs`, :mod:`.agent`, :mod:`.suite`, :mod:`.progress`: the questions
+  and agent made ready, and the whole suite of baselines then conditions.
+
+May import :mod:`graphtrail.evaluators.records`, :mod:`graphtrail.evaluators.errors`,
+the tracer and the agents; never :mod:`graphtrail.evaluators.scoring`,
+:mod:`graphtrail.evaluators.report` or the API (scoring comes in as a callback).
+
+``replay`` is both this package and its main function: ``from graphtrail.evaluators
+import replay`` and ``from graphtrail.evaluators.replay import replay`` give the
+function. Reach the modules with ``from graphtrail.evaluators.replay.runner import ...``
+(an attribute path such as ``graphtrail.evaluators.replay.runner`` goes through the
+function, so ``import graphtrail.evaluators.replay.runner as m`` and dotted
+monkeypatch targets do not work).
+"""
+
+from .runner import AgentRunner, ReplayJob, answer_from_output, default_input, replay
+
+__all__ = ["replay", "ReplayJob", "AgentRunner", "answer_from_output", "default_input"]

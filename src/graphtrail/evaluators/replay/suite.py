@@ -1,0 +1,186 @@
+"""The whole ablation suite for one agent: every baseline first, then every condition built from them.
+
+1. Run the baseline for every question, ``repeats`` times (the noise floor);
+   trial 0 first, so the repeated baselines can be scored against it.
+2. From each question's baseline trial 0, build every condition's filters
+   (:func:`.ablations.condition_filters`) and replay them, ``trials`` times each.
+
+An agent whose baselines cite nothing gets no citation conditions: they would
+be no experiment (see :data:`~graphtrail.evaluators.records.NO_CITATIONS`).
+What comes back is an :class:`Evaluation`: the records and the cost totals,
+nothing scored beyond what the ``score`` callback filled in as runs finished.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..records import CITATION_CONDITIONS, NO_CITATIONS, RunKey, RunRecord, question_field
+from .ablations import condition_filters
+from .cache import RunCache
+from .progress import ReplayProgress
+from .reuse import PrefixReuseCache, installed
+from .runner import AgentRunner, ReplayJob, Score, replay
+
+__all__ = ["Evaluation", "replay_suite"]
+
+
+@dataclass
+class Evaluation:
+    """What the replay phase produced: records, the questions as scored, and cost totals."""
+
+    records: list[RunRecord]
+    questions: list[Any]
+    model_calls: int = 0
+    reused_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)  # question id -> why its conditions did not run
+    not_applicable: dict[str, str] = field(default_factory=dict)  # condition -> why it was not run
+
+    @classmethod
+    def of(cls, records: list[RunRecord], questions: list[Any], skipped: dict[str, str]) -> "Evaluation":
+        return cls(
+            records=records,
+            questions=questions,
+            model_calls=sum(r.model_calls for r in records),
+            reused_calls=sum(r.reused_calls for r in records),
+            input_tokens=sum(r.input_tokens for r in records),
+            output_tokens=sum(r.output_tokens for r in records),
+            skipped=skipped,
+        )
+
+    def __repr__(self) -> str:
+        # One line: the records themselves hold whole trajectories.
+        from ..._display import one_line, plural
+
+        return one_line("Evaluation", plural(len(self.records), "run"), plural(len(self.questions), "question"),
+                        f"{self.model_calls} model calls ({self.reused_calls} reused)",
+                        f"{len(self.skipped)} skipped" if self.skipped else None)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """Builds the cache key of each run of one evaluation."""
+
+    agent: str
+    model: str
+    seed: int
+
+    def __call__(self, qid: str, condition: str, variant: str = "", trial: int = 0) -> RunKey:
+        return RunKey(agent=self.agent, model=self.model, question_id=qid, condition=condition, variant=variant, trial=trial, seed=self.seed)
+
+
+def _applicable(wanted: list[str], baselines: dict[str, RunRecord]) -> tuple[list[str], dict[str, str]]:
+    """``wanted`` without the citation conditions when no answered baseline cited anything, and why."""
+    answered = [r for r in baselines.values() if r.trajectory is not None and r.status != "error"]
+    if answered and not any(r.citations for r in answered):
+        # an agent that cites nothing: conditions built from citations are no experiment; don't pay for them
+        not_applicable = {c: NO_CITATIONS for c in wanted if c in CITATION_CONDITIONS}
+        return [c for c in wanted if c not in not_applicable], not_applicable
+    return wanted, {}
+
+
+def _condition_jobs(
+    questions: Sequence[Any],
+    baselines: dict[str, RunRecord],
+    wanted: list[str],
+    kg: Any,
+    key: _Keys,
+    *,
+    trials: int,
+    seed: int,
+    n_subsets: int,
+    shared_trials: bool,
+) -> tuple[list[ReplayJob], dict[str, str]]:
+    """Every condition's jobs, from each question's baseline trial 0; and the questions skipped, with why."""
+    jobs: list[ReplayJob] = []
+    skipped: dict[str, str] = {}
+    for q in questions:
+        qid = str(question_field(q, "id"))
+        base = baselines.get(qid)
+        if base is None or base.trajectory is None:
+            skipped[qid] = "baseline run has no trajectory (was the agent traced?)"
+            continue
+        if base.status == "error":
+            skipped[qid] = f"baseline run failed: {base.error}"
+            continue
+        for condition in wanted:
+            filters = condition_filters(condition, base.trajectory, kg, seed=seed, question=q, n_subsets=n_subsets)
+            for variant, graph_filter in filters:
+                for t in range(trials):
+                    jobs.append(
+                        ReplayJob(
+                            key=key(qid, condition, variant, t),
+                            question=question_field(q, "question"),
+                            graph_filter=graph_filter,
+                            question_obj=q,
+                            baseline=base.trajectory,
+                            shared_trials=shared_trials,
+                        )
+                    )
+    return jobs, skipped
+
+
+async def replay_suite(
+    runner: AgentRunner,
+    questions: list[Any],
+    kg: Any,
+    *,
+    conditions: list[str],
+    agent_id: str,
+    model_id: str,
+    seed: int,
+    trials: int,
+    repeats: int,
+    n_subsets: int,
+    shared_trials: bool,
+    cache: RunCache,
+    reuse_cache: PrefixReuseCache,
+    concurrency: int,
+    score: Score,
+    baseline_answers: dict[str, str | None],
+    progress: bool,
+) -> Evaluation:
+    """Replay ``questions`` at baseline and under each of ``conditions``; every record, in that order.
+
+    ``baseline_answers`` (question id -> baseline trial-0 answer) is filled as soon
+    as the trial-0 baselines are in, before anything else runs: ``score`` reads it
+    to tell whether an answer changed.
+    """
+    key = _Keys(agent_id, model_id, seed)
+    with installed(reuse_cache), ReplayProgress(progress) as bar:
+        run = functools.partial(replay, runner, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
+        # 1. baselines: trial 0 of each question defines its conditions
+        base_jobs = [
+            ReplayJob(
+                key=key(str(question_field(q, "id")), "baseline", trial=t),
+                question=question_field(q, "question"),
+                question_obj=q,
+                shared_trials=shared_trials,
+            )
+            for t in range(repeats)
+            for q in questions
+        ]
+        bar.phase("baseline", len(base_jobs))
+        # trial 0 first, so repeated baselines can be scored against it
+        base_records = await run([j for j in base_jobs if j.key.trial == 0])
+        for rec in base_records:
+            baseline_answers[rec.key.question_id] = rec.answer
+        base_records += await run([j for j in base_jobs if j.key.trial != 0])
+
+        # 2. conditions, from each question's baseline trial 0
+        by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
+        wanted, not_applicable = _applicable(conditions, by_q)
+        jobs, skipped = _condition_jobs(
+            questions, by_q, wanted, kg, key, trials=trials, seed=seed, n_subsets=n_subsets, shared_trials=shared_trials
+        )
+        bar.phase("ablations", len(jobs))
+        cond_records = await run(jobs)
+
+    evaluation = Evaluation.of(base_records + cond_records, questions, skipped)
+    evaluation.not_applicable = not_applicable
+    return evaluation
