@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..agents.kg import KnowledgeGraph
+from ..kg.graph import KnowledgeGraph
 from .errors import CoverageError, EvaluationError
 from .records import RunKey, RunRecord, question_field
 from .replay.ablations import DEFAULT_SUBSETS

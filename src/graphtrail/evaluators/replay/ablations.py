@@ -20,8 +20,8 @@ import random
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from ...agents.kg import KnowledgeGraph
-from ...agents.views import GraphFilter
+from ...kg.graph import KnowledgeGraph
+from ...kg.views import GraphFilter
 from ...tracer.trajectory import Trajectory
 from ..records import CONDITIONS, question_field
 

@@ -31,7 +31,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from ..._lines import split_lines
-from ...agents.views import GraphFilter
+from ...kg.views import GraphFilter
 
 __all__ = [
     "register_tool_filter",

@@ -34,7 +34,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from ...agents.views import GraphFilter, active_filter
+from ...kg.views import GraphFilter, active_filter
 from .scope import FilterScope, current_scope, scope_var
 from .tools import FilteredTool, is_graphtrail_tool
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...agents.sampling import use_trial
-from ...agents.views import GraphFilter, use_filter
+from ...kg.views import GraphFilter, use_filter
 from ...tracer.trajectory import Trajectory
 from ..records import RunKey, RunRecord
 from .cache import RunCache

@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from ...agents.views import GraphFilter
+from ...kg.views import GraphFilter
 from .filters import _endpoints, _entity_id, _parse_json
 
 __all__ = ["FilterScope", "current_scope", "scope_var"]

@@ -25,7 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.tools.base import _get_runnable_config_param
 
-from ...agents.views import active_filter
+from ...kg.views import active_filter
 from .filters import filter_tool_output
 from .scope import current_scope
 
