@@ -65,9 +65,9 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 from rapidfuzz import fuzz
 
-from .._lines import split_lines
-from .loaders import DEFAULT_RELATION
-from .sampling import current_trial
+from ..._lines import split_lines
+from ..loaders import DEFAULT_RELATION
+from ..sampling import current_trial
 
 __all__ = ["OfflineChatModel", "UNKNOWN_ANSWER"]
 
