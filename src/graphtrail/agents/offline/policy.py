@@ -1,454 +1,35 @@
-"""``OfflineChatModel``: graphtrail's embedded default model -- a heuristic policy, not an LLM.
+"""The offline model's policy: from what the conversation shows, the next tool call or the answer.
 
-It lets the whole pipeline (agents, tracing, ablation replays, statistics) run
-with no key and no network. It is a :class:`BaseChatModel` with
-``bind_tools``; each call reads *only the conversation*, as an LLM would:
-
-1. the question (the first user message, or its ``Question:`` line);
-2. the system prompt: if it says that before citing an entity it must be read "in detail",
-   the policy calls ``get_entity`` on its citations before submitting;
-3. every tool result so far (graphtrail's tools print one JSON object per line:
-   entities, edges, relation summaries, text units) -- and any such lines
-   given as context in a user message (the non-agentic baselines).
-
-From that it re-derives its next step, every time, so it is a pure function of
-the conversation. The question grammar it understands (docs/models.md has the
-table): "What/Who/Where/Which is the <R> of <E>?", the statement "The <R> of
-<E> is", the possessive "<E>'s <R>?", the bare "<R> of <E>?", chains of each
-("the <r2> of the <r1> of <E>", "<E>'s <r1>'s <r2>"), inverse hops "... of the
-<type> whose <relation> is <E>", a few bundled templates ("What region is <E>
-in?"), and yes/no comparisons "Do <A> and <B> <relation words>?". Outside it,
-the answer is "unknown".
-It links the named entity through ``search_entities`` (the longest name or
-alias that ends the question, or precedes the possessive; namesakes are tried
-in turn), picks for each hop the label the words spell (joining the pieces of
-"country of citizenship", which the grammar splits at "of", when the entity
-has such a label), else the most similar label that the words resemble
-(rapidfuzz over the labels ``get_entity`` listed, see ``_resembles``), follows
-it with ``get_neighbors``, and submits the entity it reached with the entities
-on its path as citations. It reacts to rejected submissions (reads or drops the named
-ids) and degrades like a model when something is missing (for example under
-an ablation): one more search, then the answer ``"unknown"``; it never loops
-(repeated calls and a turn budget both force a submission).
-
-``cite`` says which entities of the path it cites: ``"path"`` (default: every
-entity it walked through, the most faithful), ``"endpoints"`` (the topic and
-the answer only, as many LLM agents do: bridge entities shape the answer but go
-uncited, which is exactly the hidden influence graphtrail's evaluators exist to
-find), or ``"answer"`` (the answer entity only).
-
-``noise`` is temperature-like: at each choice point (which search hit, which
-relation label, which neighbour) it takes a lower-ranked candidate with that
-probability. The randomness is a hash of ``(seed, trial, question, choice point)``
-(the trial index comes from :mod:`graphtrail.agents.sampling`, which the
-evaluators set per repeated run),
-not a stateful RNG, so replays are reproducible, concurrent runs are
-independent, and LangChain's LLM cache may serve repeated calls. ``noise=0``
-is exactly deterministic.
+``_Policy.decide`` re-derives the whole plan on every call: link the topic
+entity (``search_entities``), pick for each hop the relation label the words
+spell or resemble (``get_entity``), follow it (``get_neighbors``, or the
+entity's text units when the graph names no relations), and submit the entity
+reached with the path it cites. Whenever it lacks a tool result it raises
+``_NeedCall`` (the calls to make this turn); when it cannot go on it raises
+``_GiveUp`` and submits "unknown". Choices are deterministic unless the model
+has ``noise`` (a hash of seed, trial, question and choice point, never a
+stateful RNG).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field
+from langchain_core.messages import AIMessage
 from rapidfuzz import fuzz
 
-from ..._lines import split_lines
-from ..loaders import DEFAULT_RELATION
 from ..sampling import current_trial
+from .grammar import _BLANK, _FRAMES, _POSSESSIVE, _YESNO, _Hop, _hops_from_prefix, _joins, _parse_question, _possessive
+from .memory import _canonical, _Memory
+from .text import _MIN_LABEL_SCORE, _UNNAMED, _WH_WORDS, _label_key, _label_text, _norm, _resembles
 
-__all__ = ["OfflineChatModel", "UNKNOWN_ANSWER"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .model import OfflineChatModel
 
 UNKNOWN_ANSWER = "unknown"
-_MIN_LABEL_SCORE = 60.0
-_ARTICLES = {"the", "a", "an"}
-_WH = re.compile(r"^\s*(?:what|which|who|where)\s+(?:is|are|was|were)\s+(?:the\s+)?", re.I)
-_YESNO = re.compile(r"^\s*(?:do|does|did|are|is)\s+(.+)$", re.I)
-_WHOSE = re.compile(r"^(?:the\s+)?(?P<type>[\w\s-]*?)\s*whose\s+(?P<rel>.+?)\s+(?:is|are|was|were)$", re.I)
-
-
-def _fold(text: str) -> str:
-    """Case- and accent-folded text: a question that writes "Zurich" or "Sao Paulo" still names "Zürich", "São Paulo"."""
-    decomposed = unicodedata.normalize("NFKD", text.replace("’", "'"))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[\w'-]+", _fold(text))
-
-
-def _norm(text: str) -> str:
-    """Lower case, punctuation dropped, leading article dropped: how names are compared."""
-    words = _words(text)
-    while words and words[0] in _ARTICLES:
-        words = words[1:]
-    return " ".join(words)
-
-
-def _label_text(label: str) -> str:
-    return label.replace("_", " ").replace("-", " ").lower()
-
-
-def _label_key(text: str) -> tuple[str, ...]:
-    """A relation label or phrase as comparable words: "placeOfBirth", "place_of_birth", "the place of birth" agree."""
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
-    return tuple(w for w in _words(_label_text(spaced)) if w not in _ARTICLES)
-
-
-_WH_WORDS = {"what", "which", "who", "whom", "whose", "where"}
-#: Labels that name no relation: the loaders' default for edges without one, and its usual spellings.
-_UNNAMED = {_label_key(DEFAULT_RELATION), ("related",), ("relatedto",), ("related", "with")}
-#: Words that carry no meaning of their own inside a relation label.
-_LABEL_GLUE = {"of", "in", "by", "at", "on", "to", "for", "with", "from", "is", "the", "a", "an"}
-
-
-def _resembles(phrase: str, label: str) -> bool:
-    """Whether the question's relation words plausibly name ``label``.
-
-    The same label, a near spelling ("capitol"), or a shared content word,
-    one inside the other ("country" / "country of citizenship", "birthplace" /
-    "place of birth"). Anything else (a fuzzy score over shared letters) is not
-    a reading of the question.
-    """
-    words, label_words = _label_key(phrase), _label_key(label)
-    if words == label_words or fuzz.ratio(" ".join(words), " ".join(label_words)) >= 80:
-        return True
-    content = [w for w in words if w not in _LABEL_GLUE and w not in _WH_WORDS and len(w) >= 3]
-    label_content = [w for w in label_words if w not in _LABEL_GLUE and len(w) >= 3]
-    # one word inside the other ("birthplace" / "birth"), or one stem ("directed" / "director")
-    return any(w in lw or lw in w or (len(w) >= 5 and len(lw) >= 5 and w[:5] == lw[:5]) for w in content for lw in label_content)
-
-
-# ---------------------------------------------------------------- memory
-@dataclass
-class _Memory:
-    """What the conversation has shown so far."""
-
-    names: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, type)
-    aliases: dict[str, list[str]] = field(default_factory=dict)
-    labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id -> [(label, direction)]
-    edges: list[tuple[str, str, str]] = field(default_factory=list)
-    queried: set[tuple[str, str, str]] = field(default_factory=set)  # (id, label, direction) asked of get_neighbors
-    read: set[str] = field(default_factory=set)
-    calls: set[str] = field(default_factory=set)  # canonical "name(args)" already made
-    searched: list[str] = field(default_factory=list)
-    failed_ids: set[str] = field(default_factory=set)
-    units: list[tuple[str, list[str]]] = field(default_factory=list)  # (text, mentioned ids)
-    unit_ids: dict[str, list[str]] = field(default_factory=dict)  # entity id -> its text unit ids (get_entity)
-    rejections: list[str] = field(default_factory=list)
-    submissions: int = 0
-
-    def see_entity(self, obj: dict[str, Any]) -> None:
-        eid = str(obj["id"])
-        self.names.setdefault(eid, (str(obj.get("name", eid)), str(obj.get("type", ""))))
-        if obj.get("alias"):
-            self.aliases.setdefault(eid, []).append(str(obj["alias"]))
-        for alias in obj.get("aliases") or ():
-            self.aliases.setdefault(eid, []).append(str(alias))
-        if isinstance(obj.get("relations"), list):
-            self.labels[eid] = [(str(r["relation"]), str(r.get("direction", "out"))) for r in obj["relations"]]
-        if isinstance(obj.get("text_units"), list):
-            self.unit_ids[eid] = [str(u) for u in obj["text_units"]]
-
-    def see_edge(self, obj: dict[str, Any]) -> None:
-        edge = (str(obj["source"]), str(obj["relation"]), str(obj["target"]))
-        if edge not in self.edges:
-            self.edges.append(edge)
-        if isinstance(obj.get("neighbor"), dict) and "id" in obj["neighbor"]:
-            self.see_entity(obj["neighbor"])
-
-    def read_lines(self, text: str) -> list[dict[str, Any]]:
-        objs = []
-        for line in split_lines(text):
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(obj, dict):
-                continue
-            objs.append(obj)
-            if {"source", "relation", "target"} <= obj.keys():
-                self.see_edge(obj)
-            elif "unit" in obj and "text" in obj:
-                mentions = [m for m in obj.get("mentions") or () if isinstance(m, dict) and "id" in m]
-                for m in mentions:
-                    self.see_entity(m)
-                self.units.append((str(obj["text"]), [str(m["id"]) for m in mentions]))
-            elif "id" in obj and "name" in obj:
-                self.see_entity(obj)
-        return objs
-
-    def neighbors(self, eid: str, label: str, direction: str) -> list[str]:
-        out = []
-        for s, rel, t in self.edges:
-            if _label_text(rel) != _label_text(label):
-                continue
-            if direction in ("out", "both") and s == eid:
-                out.append(t)
-            if direction in ("in", "both") and t == eid:
-                out.append(s)
-        return list(dict.fromkeys(out))
-
-    def name(self, eid: str) -> str:
-        return self.names.get(eid, (eid, ""))[0]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
-
-
-def _canonical(name: str, args: dict[str, Any]) -> str:
-    return name + json.dumps({k: v for k, v in args.items() if v is not None}, sort_keys=True)
-
-
-def _read_conversation(messages: Sequence[BaseMessage]) -> tuple[str, str, _Memory, int]:
-    memory = _Memory()
-    system = "\n".join(_text(m.content) for m in messages if isinstance(m, SystemMessage))
-    humans = [_text(m.content) for m in messages if isinstance(m, HumanMessage)]
-    question = humans[0] if humans else ""
-    for line in split_lines(question):
-        if line.lower().startswith("question:"):
-            question = line.split(":", 1)[1]
-            break
-    else:
-        question = split_lines(question.strip())[0] if question.strip() else ""
-    for text in humans:
-        memory.read_lines(text)
-    calls: dict[str, dict[str, Any]] = {}
-    turns = 0
-    for msg in messages:
-        if isinstance(msg, AIMessage):
-            turns += 1
-            for call in msg.tool_calls:
-                calls[call.get("id") or ""] = call
-                memory.calls.add(_canonical(call["name"], call.get("args") or {}))
-        elif isinstance(msg, ToolMessage):
-            call = calls.get(msg.tool_call_id, {"name": msg.name or "", "args": {}})
-            name, args = call["name"], call.get("args") or {}
-            text = _text(msg.content)
-            if name == "submit_answer":
-                memory.submissions += 1
-                if msg.status == "error":
-                    memory.rejections.append(text)
-                continue
-            if msg.status == "error":
-                if "entity_id" in args:
-                    memory.failed_ids.add(str(args["entity_id"]))
-                continue
-            objs = memory.read_lines(text)
-            if name == "search_entities":
-                memory.searched.append(_norm(str(args.get("query", ""))))
-            elif name == "get_entity":
-                memory.read.update(str(o["id"]) for o in objs if "relations" in o and "id" in o)
-            elif name == "read_text_unit":
-                for o in objs:
-                    memory.read.update(str(m["id"]) for m in o.get("mentions") or () if isinstance(m, dict))
-            elif name == "get_neighbors":
-                memory.queried.add(
-                    (str(args.get("entity_id")), _label_text(str(args.get("relation") or "*")), str(args.get("direction") or "out"))
-                )
-    return question.strip(), system, memory, turns
-
-
-# ---------------------------------------------------------------- question parsing
-@dataclass(frozen=True)
-class _Hop:
-    phrase: str
-    direction: str  # "out" | "in"
-    type_hint: str = ""
-    #: The question says "<this phrase> of <the next hop's phrase>": the two may be one label
-    #: ("country of citizenship"), which only the graph's labels can tell (see ``_Policy.merged_hop``).
-    of_after: bool = False
-
-
-def _joins(inner: _Hop, outer: _Hop) -> bool:
-    """Whether ``outer`` and ``inner`` (the hop applied just before it) may be read as one "... of ..." label."""
-    plain = all(h.direction == "out" and not h.type_hint for h in (inner, outer))
-    return plain and outer.of_after
-
-
-@dataclass(frozen=True)
-class _Plan:
-    kind: str  # "chain" | "compare" | "unknown"
-    text: str  # the part that contains the entity name(s)
-    prefix_words: tuple[str, ...] = ()
-
-
-_I = re.I
-# Question frames, each giving the outermost hop and the noun phrase it applies to.
-_FRAMES = [
-    re.compile(r"^(?:what|which|who|where)\s+(?:is|are|was|were)\s+the\s+(?P<rel>.+?)\s+of\s+(?P<np>.+)$", _I),
-    re.compile(r"^(?:what|which)\s+(?P<rel>[\w\s-]+?)\s+(?:is|are)\s+spoken\s+in\s+(?P<np>.+)$", _I),
-    re.compile(r"^(?:what|which)\s+(?P<rel>[\w\s-]+?)\s+(?:is|are)\s+(?P<np>.+?)\s+(?:in|part of)$", _I),
-    re.compile(r"^(?P<np>.+?)\s+(?:is|are)\s+the\s+(?P<rel>.+?\s+of)\s+(?:which|what)\s+(?P<type>[\w-]+)$", _I),
-    # A statement to complete: "The country of citizenship of Primo Levi is".
-    re.compile(r"^the\s+(?P<rel>.+?)\s+of\s+(?P<np>.+?)\s+(?:is|are|was|were)$", _I),
-    # The broadest frame last: "Which country borders Kenya?" (it would also read "What is E's R").
-    re.compile(r"^(?:what|which)\s+(?P<type>[\w-]+)\s+(?P<rel>[\w-]+)\s+(?P<np>.+)$", _I),
-]
-#: Trailing marks of a statement to complete ("... is", "... is:", "... is ___", "... is ...").
-_BLANK = re.compile(r"\b(is|are|was|were)\s*(?:\.{1,3}|…|_+|:|-+)$", _I)
-#: A possessive: "Primo Levi's", "Wales'" (the name ends before the apostrophe or after its s).
-_POSSESSIVE = re.compile(r"(?:'s|’s|(?<=s)'|(?<=s)’)(?=\s|$)")
-_WH_COPULA = re.compile(r"^(?:what|who|where|which)\s+(?:is|are|was|were)\s+", _I)
-_OTHER_OPENING = re.compile(r"^(?:what|which|who|whom|whose|where|when|why|how|do|does|did)\b", _I)
-# Noun phrases that are themselves a hop: "the country whose capital is X", "the country that borders X".
-_NP_HOPS = [
-    re.compile(r"^(?:the\s+|a\s+)?(?P<type>[\w-]+)\s+whose\s+(?P<rel>.+?)\s+(?:is|are|was|were)\s+(?P<np>.+)$", _I),
-    re.compile(r"^(?:the\s+|a\s+)?(?P<type>[\w-]+)\s+(?:that|which|who)\s+(?P<rel>[\w-]+)\s+(?P<np>.+)$", _I),
-]
-
-
-def _parse_question(q: str) -> tuple[list[_Hop], str]:
-    """Hops from the outside in, and the remaining text, which ends with the topic entity's name."""
-    for frame in _FRAMES:
-        m = frame.match(q)
-        if m:
-            rel, np = m.group("rel"), m.group("np")
-            of_after = m.end("rel") < m.start("np") and bool(re.fullmatch(r"\s+of\s+", q[m.end("rel"):m.start("np")], _I))
-            if of_after and not any(p.match(np) for p in _NP_HOPS):
-                # "the country of citizenship of the person whose ...": the relation runs to the "of" before the clause.
-                for cut in re.finditer(r"\s+of\s+", np, _I):
-                    if any(p.match(np[cut.end():]) for p in _NP_HOPS):
-                        rel, np = f"{rel} of {np[: cut.start()]}", np[cut.end():]
-                        break
-            hops = [_Hop(_norm(rel), "out", _norm(m.groupdict().get("type") or ""), of_after)]
-            break
-    else:
-        wh = _WH.match(q)
-        return [], q[wh.end():] if wh else q
-    while True:
-        m = next((m for p in _NP_HOPS if (m := p.match(np))), None)
-        if m is None:
-            return hops, np
-        # "the country whose capital is X" / "the country that borders X": X -[rel]-> it, read backwards.
-        hops.append(_Hop(_norm(m.group("rel")), "in", _norm(m.group("type"))))
-        np = m.group("np")
-
-
-def _hops_from_prefix(prefix: str) -> list[_Hop]:
-    """``"currency of the country whose capital is"`` -> hops to apply from the topic, in order."""
-    prefix = re.sub(r"\s+(?:of|is|are|was|were|in|for)$", "", prefix.strip(), flags=re.I)
-    segments = [s for s in re.split(r"\s+of\s+", prefix, flags=re.I) if s.strip()]
-    hops = []
-    for seg in reversed(segments):
-        seg = seg.strip()
-        m = _WHOSE.match(seg + (" is" if not re.search(r"\s(is|are|was|were)$", seg) and "whose" in seg else ""))
-        if m:
-            hops.append(_Hop(_norm(m.group("rel")), "in", _norm(m.group("type"))))
-        else:
-            hops.append(_Hop(_norm(seg), "out", of_after=True))
-    return [h for h in hops if h.phrase]
-
-
-def _possessive(q: str) -> str | None:
-    """The ``E's R1's R2`` part of a possessive question ("Primo Levi's place of birth?",
-    "What is Primo Levi's place of birth?", "Primo Levi's place of birth is"), else ``None``."""
-    wh = _WH_COPULA.match(q)
-    if wh is None and _OTHER_OPENING.match(q):
-        return None  # "Which country borders People's Republic of China": the apostrophe is in a name
-    body = q[wh.end():] if wh else q
-    body = re.sub(r"\s+(?:is|are|was|were)$", "", body, flags=_I)
-    return body if _POSSESSIVE.search(body) else None
-
-
-# ---------------------------------------------------------------- the model
-class OfflineChatModel(BaseChatModel):
-    """A deterministic (or seeded-noisy) heuristic tool-calling policy over graphtrail's graph tools.
-
-    Not an LLM: it understands questions in a fixed grammar that name their
-    topic entity and word their relations as the graph labels them (see the
-    module docstring and docs/models.md), and answers "unknown" to anything
-    else. Use it to run and test the pipeline offline, on any graph; use a real
-    model to study real agents.
-    """
-
-    seed: int | None = None
-    noise: float = Field(default=0.0, ge=0.0, le=1.0)
-    model_name: str = "graphtrail-offline"
-    cite: Literal["path", "endpoints", "answer"] = Field(
-        default="path", description="which entities on the path it cites: all, topic+answer, or the answer only"
-    )
-    max_turns: int = Field(default=12, ge=2, description="after this many of its own turns it submits what it has")
-    tool_names: tuple[str, ...] = ()
-
-    @property
-    def deterministic(self) -> bool:
-        """True when the same conversation always gets the same reply (``noise == 0``).
-
-        The evaluators read this to reuse, rather than repeat, identical trials.
-        """
-        return self.noise == 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "graphtrail-offline"
-
-    @property
-    def _identifying_params(self) -> dict[str, Any]:
-        return {
-            "model_name": self.model_name,
-            "seed": self.seed,
-            "noise": self.noise,
-            "cite": self.cite,
-            "max_turns": self.max_turns,
-            "tools": list(self.tool_names),
-        }
-
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> "OfflineChatModel":  # type: ignore[override]
-        names = []
-        for t in tools:
-            name = getattr(t, "name", None) or convert_to_openai_tool(t)["function"]["name"]
-            names.append(str(name))
-        return self.model_copy(update={"tool_names": tuple(names)})
-
-    # ------------------------------------------------------------ generation
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._respond(messages))])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._respond(messages))])
-
-    def _respond(self, messages: list[BaseMessage]) -> AIMessage:
-        question, system, memory, turns = _read_conversation(messages)
-        policy = _Policy(self, question, system, memory, turns)
-        msg = policy.decide()
-        in_words = sum(len(_text(m.content).split()) for m in messages)
-        out_words = len(_text(msg.content).split()) + sum(len(json.dumps(c["args"]).split()) + 1 for c in msg.tool_calls)
-        msg.usage_metadata = {"input_tokens": in_words, "output_tokens": out_words, "total_tokens": in_words + out_words}
-        msg.response_metadata = {"model_name": self.model_name, "finish_reason": "tool_calls" if msg.tool_calls else "stop"}
-        return msg
 
 
 def _cited_part(path: list[str], style: str) -> list[str]:
@@ -460,6 +41,7 @@ def _cited_part(path: list[str], style: str) -> list[str]:
     return path
 
 
+
 class _NeedCall(Exception):
     """Raised inside planning when the policy needs a tool result it does not have yet."""
 
@@ -468,12 +50,15 @@ class _NeedCall(Exception):
         self.calls = calls
 
 
+
 class _GiveUp(Exception):
     """The policy cannot make progress; submit the best it has."""
 
 
+
 class _UnnamedRelations(_GiveUp):
     """The entity's edges carry no relation words (all "related to", as in a GraphRAG index)."""
+
 
 
 class _Policy:
