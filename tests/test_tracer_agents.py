@@ -404,14 +404,14 @@ def test_user_passed_handler_traces_each_run(memory):
 
 
 def test_a_bug_in_the_handler_never_reaches_the_agent(memory, caplog, monkeypatch):
-    import graphtrail.tracer.handler as handler_module
+    import graphtrail.tracer.spans as spans_module
 
     reset_warnings()
 
     def broken_usage(*args):
         raise RuntimeError("graphtrail bug")
 
-    monkeypatch.setattr(handler_module, "_usage", broken_usage)
+    monkeypatch.setattr(spans_module, "_usage", broken_usage)
     agent = graphtrail.trace_agent(build_create_agent())
     with caplog.at_level(logging.WARNING, logger="graphtrail"), graphtrail.capture() as cap:
         results = [agent.invoke(ask(n)) for n in range(2)]
@@ -519,14 +519,14 @@ def test_the_root_keeps_the_ambient_span_of_its_start_not_of_its_end(memory):
 
 
 def test_a_failure_while_finishing_still_exports_the_whole_tree(memory, caplog, monkeypatch):
-    import graphtrail.tracer.handler as handler_module
+    import graphtrail.tracer.roots as roots_module
 
     reset_warnings()
 
     def broken_answer(*args, **kwargs):
         raise RuntimeError("graphtrail bug")
 
-    monkeypatch.setattr(handler_module, "extract_answer", broken_answer)
+    monkeypatch.setattr(roots_module, "extract_answer", broken_answer)
     agent = graphtrail.trace_agent(build_create_agent(), name="kg")
     with caplog.at_level(logging.WARNING, logger="graphtrail"):
         result = agent.invoke(ask(5))

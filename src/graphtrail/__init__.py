@@ -12,13 +12,18 @@ The public API is deliberately small:
 
 Agents live in :mod:`graphtrail.agents`, replay evaluation in
 :mod:`graphtrail.evaluators`.
+
+Imports: only the leaf :mod:`graphtrail._version` at import time; the names
+above come from :mod:`graphtrail.tracer` on first use (lazily, so that
+``import graphtrail`` and the CLI's start-up stay cheap). No subpackage imports
+this module back: the tracer reads the version from ``_version`` itself.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "trace_agent",

@@ -2,6 +2,13 @@
 
 The tracer does not import :mod:`graphtrail.agents`: it works on anyone's agent.
 See docs/spans.md for every span and attribute.
+
+Imports: LangChain, OpenTelemetry and, from graphtrail, only the leaf modules
+``_version``, ``_lines`` and ``_display``; never ``graphtrail`` itself,
+:mod:`graphtrail.kg`, :mod:`graphtrail.agents` or :mod:`graphtrail.evaluators`.
+Inside, a recorded run flows one way: ``handler`` (LangChain callbacks ->
+records) -> ``roots`` and ``spans`` (records -> spans, Steps, ModelCalls,
+Trajectory); ``wrap`` puts a handler on an agent.
 """
 
 from .config import configure, flush, get_memory_exporter, get_tracer_provider

@@ -40,6 +40,7 @@ from opentelemetry.sdk.trace.export import (
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from .._version import __version__ as _VERSION
 from ._content import DEFAULT_MAX_VALUE_LENGTH, ContentMode, check_content_mode
 from ._safety import warn_once
 from .redact import set_rule as _set_redact_rule
@@ -467,10 +468,8 @@ def get_tracer(replay: bool = False) -> trace.Tracer:
     key = (id(base), replay)
     entry = _state.tracers.get(key)
     if entry is None or entry[0] is not base:
-        from .. import __version__
-
         provider = _run_provider(base, replay)
-        entry = (base, provider.get_tracer("graphtrail", __version__))
+        entry = (base, provider.get_tracer("graphtrail", _VERSION))
         _state.tracers[key] = entry
     return entry[1]
 

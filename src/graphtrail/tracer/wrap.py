@@ -26,7 +26,8 @@ from ._content import ContentMode
 from ._safety import warn_once
 from .citations import CitationMode
 from .extract import CitationParser, Extractor
-from .handler import GraphTrailHandler, TraceOptions, finish_function_root, start_function_root, trace_options
+from .handler import GraphTrailHandler, finish_function_root, start_function_root
+from .options import TraceOptions, trace_options
 
 T = TypeVar("T")
 
