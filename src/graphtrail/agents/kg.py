@@ -6,7 +6,7 @@ Records in graphtrail.kg.records, KGError in graphtrail.kg.errors.
 from __future__ import annotations
 
 from ..kg.errors import KGError
-from ..kg.graph import KnowledgeGraph, mapping_of
+from ..kg.graph import KnowledgeGraph
 from ..kg.records import Community, EntityRecord, Relation, TextUnit
 
 __all__ = [
@@ -16,5 +16,4 @@ __all__ = [
     "TextUnit",
     "Community",
     "KGError",
-    "mapping_of",
 ]

@@ -29,7 +29,7 @@ those imports it back.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -64,10 +64,6 @@ class KnowledgeGraph:
                 self.add_entity(node, data.get("name"), data.get("type", "entity"), data.get("description", ""), data.get("aliases", ()))
             for s, t, data in graph.edges(data=True):
                 self.add_relation(s, str(data.get("relation", "")), t, data.get("description", ""))
-
-    def __repr__(self) -> str:
-        f = f", filter={self.graph_filter.label or 'unnamed'}" if self.graph_filter is not None else ""
-        return f"KnowledgeGraph(name={self.name!r}, entities={len(self._store.ids)}, relations={self._store.n_edges()}{f})"
 
     # ------------------------------------------------------------ building
     def add_entity(
@@ -602,8 +598,3 @@ class KnowledgeGraph:
         from .._display import rich_summary
 
         return rich_summary(repr(self), self._summary_rows())
-
-
-def mapping_of(kg: KnowledgeGraph) -> Mapping[str, int]:
-    """Entity id -> integer node id of ``kg`` (for code that walks arrays)."""
-    return kg._store.index

@@ -55,7 +55,7 @@ The package, one job per module, imported in this order:
 - ``model``: ``OfflineChatModel``, the LangChain chat model around the policy.
 
 Imports: LangChain, pydantic and rapidfuzz, and from graphtrail only
-``graphtrail._lines``, ``graphtrail.agents.loaders`` (``DEFAULT_RELATION``) and
+``graphtrail._lines``, ``graphtrail.kg.fields`` (``DEFAULT_RELATION``) and
 ``graphtrail.agents.sampling``; never the tracer or the evaluators.
 """
 

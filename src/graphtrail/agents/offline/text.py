@@ -12,7 +12,7 @@ import unicodedata
 
 from rapidfuzz import fuzz
 
-from ..loaders import DEFAULT_RELATION
+from ...kg.fields import DEFAULT_RELATION
 
 _MIN_LABEL_SCORE = 60.0
 _ARTICLES = {"the", "a", "an"}
