@@ -389,6 +389,11 @@ class OfflineChatModel(BaseChatModel):
         default="path", description="which entities on the path it cites: all, topic+answer, or the answer only"
     )
     max_turns: int = Field(default=12, ge=2, description="after this many of its own turns it submits what it has")
+    # issue 22: a model that sometimes cites what it was never shown, for the unsupported-citation signal
+    unsupported: float = Field(
+        default=0.0, ge=0.0, le=1.0,
+        description="probability per question of also citing an entity id no tool showed it (a misremembered id)",
+    )
     tool_names: tuple[str, ...] = ()
 
     @property
@@ -411,6 +416,7 @@ class OfflineChatModel(BaseChatModel):
             "noise": self.noise,
             "cite": self.cite,
             "max_turns": self.max_turns,
+            "unsupported": self.unsupported,  # issue 22
             "tools": list(self.tool_names),
         }
 
@@ -529,6 +535,7 @@ class _Policy:
         try:
             answer, citations = self.solve()
             citations = _cited_part(citations, self.model.cite)
+            citations = self._misremember(citations)  # issue 22
         except _NeedCall as need:
             if not out_of_turns:
                 return self._message(need.calls)
@@ -536,6 +543,21 @@ class _Policy:
         except _GiveUp:
             answer, citations = UNKNOWN_ANSWER, []
         return self._finish(answer, citations, out_of_turns)
+
+    def _misremember(self, citations: list[str]) -> list[str]:
+        """issue 22: with probability ``unsupported`` (seeded per question), also cite an id no tool showed:
+        the answer's id with its number moved on to one the conversation never named, as a model that
+        misremembers an id would."""
+        if not citations or self.model.unsupported <= 0 or self._u("unsupported") >= self.model.unsupported:
+            return citations
+        seen = set(self.memory.names) | {e for edge in self.memory.edges for e in (edge[0], edge[2])}
+        head, digits = re.match(r"^(.*?)(\d*)$", citations[-1]).groups()  # type: ignore[union-attr]
+        number = int(digits) if digits else 1
+        while True:
+            number += 1
+            invented = f"{head}{str(number).zfill(len(digits))}" if digits else f"{head}-{number}"
+            if invented not in seen:
+                return [*citations, invented]
 
     def _finish(self, answer: str, citations: list[str], out_of_turns: bool) -> AIMessage:
         citations = [c for c in citations if c not in self.memory.failed_ids]

@@ -65,6 +65,7 @@ from .genai import (
     provider_name,
 )
 from .scope import Capture, active_annotations, active_captures
+from .signals import RunFacts, finish_run  # issue 22: provenance signals + metrics
 from .trajectory import ModelCall, Step, Trajectory, first_sources, uncited_ids, visited_ids
 
 _StepRow = tuple[int, list[str], str | None]  # (step index, entity ids, span id): what the root's attributes need
@@ -147,6 +148,7 @@ class _Root:
         "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
         "span_id", "node_spans", "start_attrs", "links", "parent_ctx", "live_after_ns", "live", "finished",
         "lock", "built", "model_seq", "rows", "steps", "model_calls", "revealed", "provider", "messages",
+        "facts",  # issue 22
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
@@ -182,6 +184,7 @@ class _Root:
         self.start_attrs: dict[str, Any] | None = None  # until the span starts
         self.links: list[Link] = []
         self.parent_ctx: Context = Context()
+        self.facts = RunFacts()  # issue 22: what the run's metrics need (tracer/signals.py)
 
     def text(self, value: Any) -> str:
         """Text as recorded: every free text (question, answer, messages, tool output, errors) goes
@@ -434,6 +437,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         status, err_text, answer, citations = "ok", None, None, []
         attrs: dict[str, Any] = {}
         free_text: str | None = None  # an answer whose citations are read from names after the build
+        raw_answer: str | None = None  # issue 22: the answer as given, for provenance signals in every content mode
         if error is not None and not is_control_flow(error):
             status = "error"
             err_text = _error_text(root, error)
@@ -454,6 +458,7 @@ class GraphTrailHandler(BaseCallbackHandler):
                 status = "no_answer"
             else:
                 status, citations = found.status, found.citations
+                raw_answer = found.answer  # issue 22
                 if found.source == "text" and not citations and found.answer and root.opts.citations != "markers":
                     free_text = found.answer
                 if found.answer is not None and root.content == "full":
@@ -491,12 +496,18 @@ class GraphTrailHandler(BaseCallbackHandler):
             except Exception as exc:  # noqa: BLE001 - a citation rule never costs the trace
                 warn_once("handler:citations", "graphtrail: could not read citations from the answer (%r)", exc)
                 text, citations = free_text, []
+            raw_answer = text  # issue 22
             if citations:
                 late: dict[str, Any] = {A.CITATIONS: dumps(citations)}
                 if root.content == "full":
                     answer = root.text(text)
                     late[A.ANSWER] = late[A.OUTPUT_VALUE] = answer
                 span.set_attributes(late)
+        # issue 22: provenance signals on the root span, and the run's metrics (tracer/signals.py)
+        provenance = finish_run(
+            span, root.facts, agent=root.name, citations=citations, rows=rows, revealed=root.revealed, answer=raw_answer,
+            question=root.question, status=status, error_type=attrs.get(A.ERROR_TYPE), start_ns=root.start_ns, end_ns=end_ns,
+        )
         root.revealed = []
         # What needs the child spans' ids.
         visited = visited_ids(row[1] for row in rows)
@@ -527,6 +538,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             end_time=_ns_to_s(end_ns),
             conversation_id=root.conversation_id,
             metadata=root.metadata,
+            provenance=provenance,  # issue 22
         )
         for cap in root.captures:
             cap._add(traj)
@@ -906,6 +918,8 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
         _input_messages(attrs, root, sent, chat)
     name = f"{operation} {model}" if model else operation
     if not run.end_ns or run.error is not None:  # still open at the end, or failed: no ModelCall
+        root.facts.chat(operation, model, None, attrs.get(A.GEN_AI_PROVIDER_NAME), None, None, run.start_ns, run.end_ns or end_ns,
+                        type(run.error).__name__ if run.error is not None else None)  # issue 22
         span = _start_span(run, name, SpanKind.CLIENT, attrs)
         if run.error is not None:
             _mark_error(span, root, run.error, run.end_ns)
@@ -944,6 +958,8 @@ def _emit_chat(run: _Run, end_ns: int, model_calls: list[ModelCall] | None) -> N
             output_messages(message, gen, _message_cache(root), cap) if message is not None
             else completion_messages(gen, root.content, root.limit, cap)
         )
+    root.facts.chat(operation, model, str(response_model) if response_model else None, attrs.get(A.GEN_AI_PROVIDER_NAME),
+                    in_tok, out_tok, run.start_ns, run.end_ns, None)  # issue 22
     span = _start_span(run, name, SpanKind.CLIENT, attrs)
     _end_span(span, run.end_ns)
     if model_calls is None:
@@ -1048,6 +1064,8 @@ def _emit_tool(run: _Run, end_ns: int, steps: list[Step] | None) -> _StepRow | N
         attrs[A.OUTPUT_VALUE] = attrs[A.GEN_AI_TOOL_CALL_RESULT] = output_text
     if error_text is not None:
         attrs[A.STEP_ERROR] = error_text
+    root.facts.tool(run.index, run.name, run.start_ns, run.end_ns, None if error_text is None else (
+        type(run.error).__name__ if run.error is not None else "ToolError"))  # issue 22
     span = _start_span(run, name, SpanKind.INTERNAL, attrs)
     if entities:
         # On the span's timeline in Jaeger and Phoenix, one look away from the attributes.
