@@ -206,6 +206,27 @@ def traces(
                          conditions=condition, questions=question)
 
 
+# ----------------------------------------------------------------------- traces stats (issue 22)
+# `graphtrail traces stats SOURCE`: main.py routes "traces stats" here, since `traces FILE` takes a positional file.
+@app.command("traces-stats", hidden=True)
+def traces_stats(
+    source: Annotated[Optional[Path], typer.Argument(help="A traces file graphtrail wrote (traces.jsonl), an OTLP JSON export, or trajectories.jsonl. Omit with --jaeger.")] = None,
+    jaeger: Annotated[Optional[str], typer.Option("--jaeger", help="Read from a live Jaeger's query API instead, e.g. http://localhost:16686.")] = None,
+    service: Annotated[Optional[str], typer.Option("--service", help="With --jaeger: the service whose runs to read (default $OTEL_SERVICE_NAME, else graphtrail).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="With --jaeger: how far back, e.g. 90m, 24h (default), 7d.")] = None,
+    by: Annotated[str, typer.Option("--by", help="Trend per 'hour', 'day', or 'auto' (hours for up to two days of traffic).")] = "auto",
+    top: Annotated[int, typer.Option("--top", min=1, help="How many of the most often uncited entities to list.")] = 10,
+    html: Annotated[Optional[Path], typer.Option("--html", help="Also write an HTML page with the plots here.")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the statistics as JSON here.")] = None,
+    include_replays: Annotated[bool, typer.Option("--include-replays", help="Count evaluation replays too (left out by default).")] = False,
+) -> None:
+    """Provenance statistics over production runs: distributions, runs with unsupported citations, uncited entities, trend."""
+    from .statscmd import traces_stats as run_stats
+
+    run_stats(source=source, jaeger=jaeger, service=service, since=since, by=by, top=top, html=html, json_out=json_out,
+              include_replays=include_replays, console=_console())
+
+
 # ----------------------------------------------------------------------- kg
 @kg_app.command("info")
 def kg_info(

@@ -25,10 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import attributes as A
 
-__all__ = ["ProvenanceSignals", "provenance_signals", "signals_attributes", "signals_from_attributes", "ABSTENTIONS"]
+__all__ = ["ProvenanceSignals", "provenance_signals", "signals_of", "signals_attributes", "signals_from_attributes", "ABSTENTIONS"]
 
-#: Answers that decline to answer: they name no entity, so "was the answer's entity revealed" does not apply.
-ABSTENTIONS = frozenset({"unknown", "i don't know", "i do not know", "no answer", "none", "n/a", "not found", "cannot answer"})
+#: Answers that name no entity (abstentions, yes/no): "was the answer's entity revealed" does not apply to them.
+ABSTENTIONS = frozenset({
+    "unknown", "i don't know", "i do not know", "no answer", "none", "n/a", "not found", "cannot answer",
+    "yes", "no", "true", "false",
+})
 _ARTICLES = ("the ", "a ", "an ")
 
 
@@ -75,8 +78,8 @@ def answer_entity_revealed(answer: str | None, names: Mapping[str, Sequence[str]
     True when the whole answer is a revealed entity's name, alias or id ("Nairobi",
     "E0412"), or when a sentence answer contains one as whole words that the
     question does not already name ("Inception was directed by Christopher Nolan."
-    for "Who directed Inception?"). False otherwise. None without an answer or
-    for an abstention ("unknown"): there is no entity to look for.
+    for "Who directed Inception?"). False otherwise. None without an answer, for
+    an abstention ("unknown") or a yes/no answer: there is no entity to look for.
     """
     if answer is None:
         return None
@@ -212,4 +215,28 @@ def signals_from_attributes(attrs: Mapping[str, Any]) -> ProvenanceSignals | Non
         hops=_count(attrs.get(A.PROV_HOPS)) or 0,
         empty_hops=_count(attrs.get(A.PROV_EMPTY_HOPS)) or 0,
         tool_errors=_count(attrs.get(A.PROV_TOOL_ERRORS)) or 0,
+    )
+
+
+def signals_of(trajectory: Any) -> ProvenanceSignals:
+    """A trajectory's signals: the ones recorded when its run ended, else computed from what it holds
+    (a trajectory read from a file written before the signals existed). Computed ones know the entity
+    names only as the trace recorded them, so ``answer_revealed`` may be None in ``ids-only``/``none`` modes."""
+    recorded = getattr(trajectory, "provenance", None)
+    if recorded is not None:
+        return recorded
+    steps = [s for s in trajectory.steps if s.tool != "submit_answer"]
+    names: dict[str, list[str]] = {}
+    for step in steps:
+        for entity in step.entities:
+            if entity.name:
+                names.setdefault(entity.id, []).append(entity.name)
+    answer = trajectory.answer if trajectory.status == "ok" else None
+    return provenance_signals(
+        trajectory.citations,
+        (s.entity_ids for s in steps),
+        answer=answer,
+        names=names,
+        question=trajectory.question,
+        tool_errors=sum(1 for s in trajectory.steps if s.error),
     )
