@@ -100,6 +100,7 @@ class _State:
     memory: Any = None  # InMemoryMetricReader of metrics="memory"
     server: Any = None  # the Prometheus HTTP server
     address: tuple[str, int] | None = None
+    push: list[Any] = field(default_factory=list)  # readers that export on their own (flushed by flush_metrics)
     attrs_cache: dict[Any, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -232,6 +233,7 @@ def configure_metrics(
         provider = MeterProvider(metric_readers=readers, resource=resource, shutdown_on_exit=True)
         _install(provider, own=True)
         _state.memory, _state.server, _state.address = memory, server, address
+        _state.push = [r for r in readers if isinstance(r, PeriodicExportingMetricReader)]
 
 
 def _install(provider: Any, own: bool) -> None:
@@ -245,6 +247,7 @@ def _install(provider: Any, own: bool) -> None:
 def _shutdown_current() -> None:
     provider, own, server = _state.provider, _state.own, _state.server
     _state.provider = _state.instruments = _state.memory = _state.server = _state.address = None
+    _state.push = []
     _state.own = False
     if server is not None:
         try:
@@ -270,13 +273,15 @@ def prometheus_address() -> tuple[str, int] | None:
 
 
 def flush_metrics(timeout_millis: int = 10_000) -> bool:
-    provider = _state.provider
-    if provider is None or not hasattr(provider, "force_flush"):
-        return True
-    try:
-        return bool(provider.force_flush(timeout_millis))
-    except Exception:  # noqa: BLE001
-        return False
+    """Export what the push readers (OTLP, console) hold now. Pull readers are left alone: a flush
+    makes the Prometheus reader queue a second copy of every series for the next scrape."""
+    ok = True
+    for reader in list(_state.push):
+        try:
+            ok = bool(reader.force_flush(timeout_millis)) and ok
+        except Exception:  # noqa: BLE001
+            ok = False
+    return ok
 
 
 # ---------------------------------------------------------------- recording
