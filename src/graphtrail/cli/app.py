@@ -108,8 +108,17 @@ def run(
 @app.command("eval")
 def eval_(
     kg: KgOpt,
-    questions: QuestionsOpt,
     out: OutOpt,
+    questions: Annotated[
+        Optional[str], typer.Option("--questions", "-q", help="Questions JSONL file (id, question, answers[, answer_ids]) or a bundled name. Or use --from-traces.")
+    ] = None,
+    from_traces: Annotated[
+        Optional[Path], typer.Option("--from-traces", help="Take the questions from production traces (traces.jsonl or an OTLP JSON export) instead of --questions.")
+    ] = None,
+    sample: Annotated[Optional[int], typer.Option("--sample", min=1, help="With --from-traces: evaluate N distinct questions, drawn with --seed.")] = None,
+    answers: Annotated[
+        Optional[str], typer.Option("--answers", help="With --from-traces: a questions JSONL whose answers grade the matching questions (accuracy is shown only then).")
+    ] = None,
     agent: AgentOpt = None,
     variant: VariantOpt = None,
     model: ModelOpt = None,
@@ -139,11 +148,26 @@ def eval_(
 
     spec = _check_agent_inputs(agent, variant, model)
     chosen = parse_conditions(conditions, CONDITIONS)
+    if (questions is None) == (from_traces is None):  # issue 22: exactly one source of questions
+        raise InputError("pass --questions or --from-traces" if questions is None else "--questions and --from-traces are alternatives",
+                         "--questions FILE for a question set, or --from-traces traces.jsonl for production traffic")
+    if from_traces is None and (sample is not None or answers is not None):
+        raise InputError("--sample and --answers apply to --from-traces", "drop them, or take the questions --from-traces")
     if citations not in (None, "names", "markers"):
         raise InputError(f"--citations {citations!r} is not a citation mode", "use --citations names or --citations markers")
     if resume and force:
         raise InputError("--resume and --force contradict each other", "use --resume to continue, or --force to start over")
     guard_out_dir(out, pipeline.eval_files(), force=force, resume=resume, flag_hint="--resume (to continue) or --force")
+    if from_traces is not None:  # issue 22
+        from .fromtraces import evaluate_from_traces
+
+        evaluate_from_traces(
+            spec, kg=kg, source=from_traces, sample=sample, answers=answers, out=out, conditions=chosen, trials=trials,
+            seed=seed, concurrency=concurrency, resume=resume, force=force, reuse=reuse, citations=citations,
+            otlp=_otlp(otlp), console=_console(), strict=strict, limit=limit,
+        )
+        return
+    assert questions is not None
     inputs = pipeline.load_inputs(kg=kg, questions=questions, limit=limit)
     built = pipeline.build_agent(spec, kg=inputs.kg)
     pipeline.evaluate(

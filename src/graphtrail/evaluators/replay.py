@@ -160,6 +160,9 @@ def _traced_scope(job: ReplayJob) -> Iterator[Any]:
     baseline = job.baseline
     if baseline is not None and baseline.trace_id and baseline.span_id and key.condition != "baseline":
         links.append((baseline.trace_id, baseline.span_id))
+    from .fromtraces import production_links  # issue 22: a question from production traces links to its runs
+
+    links.extend(production_links(job.question_obj))
     metadata = {
         "condition": key.condition,
         "variant": key.variant,

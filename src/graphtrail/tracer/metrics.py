@@ -56,40 +56,60 @@ _CALL_BUCKETS = [0, 1, 2, 4, 8, 16, 32, 64, 128]
 _SHARE_BUCKETS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 
 
+# Counters are summed per attribute set in a dict as runs end and reported through the SDK's
+# observable counters when a reader collects. Why: each synchronous measurement costs the SDK about
+# 5-8 us (attribute cleaning and hashing), and a run ends with a dozen counter updates; a dict
+# increment costs a fraction of that. The SDK still aggregates, exports and serves them.
+_COUNTERS: dict[str, tuple[str, str]] = {
+    "graphtrail.runs": ("{run}", "Agent runs that ended, by status."),
+    "graphtrail.provenance.grounded_citations": ("{citation}", "Cited entities a tool of the same run revealed."),
+    "graphtrail.provenance.unsupported_citations": ("{citation}", "Cited entities no tool of the same run revealed."),
+    "graphtrail.provenance.unsupported_runs": ("{run}", "Runs that cited at least one entity no tool revealed."),
+    "graphtrail.provenance.unrevealed_answers": ("{run}", "Runs whose answer names no entity a tool revealed."),
+    "graphtrail.provenance.empty_tool_calls": ("{tool_call}", "Tool calls that revealed no entity."),
+    "graphtrail.tool.errors": ("{tool_call}", "Tool calls that failed, by tool."),
+}
+
+
 class _Instruments:
     """Every instrument graphtrail records, created once per MeterProvider."""
 
     def __init__(self, meter: Any) -> None:
-        h, c = meter.create_histogram, meter.create_counter
-        # GenAI semantic conventions
+        from opentelemetry.metrics import Observation
+
+        h = meter.create_histogram
+        # GenAI semantic conventions: one observation per model call, per run
         self.op_duration = h("gen_ai.client.operation.duration", unit="s", description="GenAI operation duration.",
                              explicit_bucket_boundaries_advisory=_DURATION_BUCKETS)
         self.tokens = h("gen_ai.client.token.usage", unit="{token}", description="Number of input and output tokens used.",
                         explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS)
         self.agent_duration = h("gen_ai.invoke_agent.duration", unit="s", description="Duration of one agent run.",
                                 explicit_bucket_boundaries_advisory=_AGENT_BUCKETS)
-        self.inference_calls = h("gen_ai.invoke_agent.inference_calls", unit="{inference_call}",
-                                 description="Model calls per agent run.", explicit_bucket_boundaries_advisory=_CALL_BUCKETS)
-        self.tool_calls = h("gen_ai.invoke_agent.tool_calls", unit="{tool_call}", description="Tool calls per agent run.",
+        self.tool_calls = h("gen_ai.invoke_agent.tool_calls", unit="{tool_call}",
+                            description="Tool calls per agent run (hops; the answer submission not counted).",
                             explicit_bucket_boundaries_advisory=_CALL_BUCKETS)
-        self.tool_duration = h("gen_ai.execute_tool.duration", unit="s", description="Duration of one tool call.",
-                               explicit_bucket_boundaries_advisory=_DURATION_BUCKETS)
-        # graphtrail: runs and provenance signals
-        self.runs = c("graphtrail.runs", unit="{run}", description="Agent runs that ended, by status.")
-        self.grounded = c("graphtrail.provenance.grounded_citations", unit="{citation}",
-                          description="Cited entities a tool of the same run revealed.")
-        self.unsupported = c("graphtrail.provenance.unsupported_citations", unit="{citation}",
-                             description="Cited entities no tool of the same run revealed.")
-        self.unsupported_runs = c("graphtrail.provenance.unsupported_runs", unit="{run}",
-                                  description="Runs that cited at least one entity no tool revealed.")
-        self.unrevealed_answers = c("graphtrail.provenance.unrevealed_answers", unit="{run}",
-                                    description="Runs whose answer names no entity a tool revealed.")
+        # graphtrail: the provenance signals
         self.uncited_share = h("graphtrail.provenance.uncited_share", unit="1",
                                description="Share of the visited entities the answer does not cite.",
                                explicit_bucket_boundaries_advisory=_SHARE_BUCKETS)
-        self.empty_tool_calls = c("graphtrail.provenance.empty_tool_calls", unit="{tool_call}",
-                                  description="Tool calls that revealed no entity.")
-        self.tool_errors = c("graphtrail.tool.errors", unit="{tool_call}", description="Tool calls that failed.")
+        self.totals: dict[str, dict[tuple[tuple[str, Any], ...], int]] = {name: {} for name in _COUNTERS}
+        self.lock = threading.Lock()
+
+        def observe(name: str) -> Any:
+            def callback(_options: Any) -> list[Any]:
+                with self.lock:
+                    items = list(self.totals[name].items())
+                return [Observation(value, dict(key)) for key, value in items]
+
+            return callback
+
+        for name, (unit, description) in _COUNTERS.items():
+            meter.create_observable_counter(name, callbacks=[observe(name)], unit=unit, description=description)
+
+    def add(self, name: str, key: tuple[tuple[str, Any], ...], value: int) -> None:
+        """Call with ``self.lock`` held."""
+        bucket = self.totals[name]
+        bucket[key] = bucket.get(key, 0) + value
 
 
 @dataclass
@@ -102,6 +122,7 @@ class _State:
     address: tuple[str, int] | None = None
     push: list[Any] = field(default_factory=list)  # readers that export on their own (flushed by flush_metrics)
     attrs_cache: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    chat_attrs: dict[Any, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
 
 
 _state = _State()
@@ -241,7 +262,7 @@ def _install(provider: Any, own: bool) -> None:
 
     _state.provider, _state.own = provider, own
     _state.instruments = _Instruments(provider.get_meter("graphtrail", __version__))
-    _state.attrs_cache = {}
+    _state.attrs_cache, _state.chat_attrs = {}, {}
 
 
 def _shutdown_current() -> None:
@@ -299,41 +320,48 @@ def _attrs(**values: Any) -> dict[str, Any]:
 
 
 def record_run(facts: Any, signals: Any, *, agent: str, status: str, error_type: str | None, duration_s: float) -> None:
-    """Record one finished run: its model calls, tool calls and provenance signals."""
+    """Record one finished run: its model calls, hops and provenance signals."""
     inst = _state.instruments
     if inst is None or facts.replay:
         return
     model, provider = facts.observed_model()
-    base = _attrs(**{
+    values = {
         "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent, "gen_ai.provider.name": provider,
         "gen_ai.request.model": model, "graphtrail.status": status, "error.type": error_type,
-    })
-    inst.runs.add(1, base)
+    }
+    base = _attrs(**values)
+    key = tuple(base.items())
+    hops = len([1 for name, _, _ in facts.tools if name != "submit_answer"])
+    with inst.lock:
+        inst.add("graphtrail.runs", key, 1)
+        if signals is not None:
+            # 0 too: the series exist from the first run, so a rate or a ratio never reads "no data".
+            inst.add("graphtrail.provenance.unsupported_citations", key, len(signals.unsupported_citations))
+            inst.add("graphtrail.provenance.unsupported_runs", key, 1 if signals.unsupported_citations else 0)
+            inst.add("graphtrail.provenance.grounded_citations", key, len(signals.grounded_citations))
+            inst.add("graphtrail.provenance.unrevealed_answers", key, 1 if signals.answer_revealed is False else 0)
+            inst.add("graphtrail.provenance.empty_tool_calls", key, signals.empty_hops)
+            hops = signals.hops
+        for tool, _, err in facts.tools:
+            tool_key = (("gen_ai.agent.name", agent), ("gen_ai.tool.name", tool)) + ((("error.type", err),) if err else ())
+            inst.add("graphtrail.tool.errors", tool_key, 1 if err else 0)
     inst.agent_duration.record(duration_s, base)
-    inst.inference_calls.record(len(facts.chats), base)
-    inst.tool_calls.record(len(facts.tools), base)
-    if signals is not None:
-        # add(0) too: the series exist from the first run, so a rate or a ratio never reads "no data".
-        inst.unsupported.add(len(signals.unsupported_citations), base)
-        inst.unsupported_runs.add(1 if signals.unsupported_citations else 0, base)
-        inst.grounded.add(len(signals.grounded_citations), base)
-        inst.unrevealed_answers.add(1 if signals.answer_revealed is False else 0, base)
-        inst.empty_tool_calls.add(signals.empty_hops, base)
-        if signals.uncited_share is not None:
-            inst.uncited_share.record(signals.uncited_share, base)
+    inst.tool_calls.record(hops, base)
+    if signals is not None and signals.uncited_share is not None:
+        inst.uncited_share.record(signals.uncited_share, base)
+    chat_attrs = _state.chat_attrs
     for operation, req_model, resp_model, prov, in_tok, out_tok, seconds, err in facts.chats:
-        attrs = _attrs(**{
-            "gen_ai.operation.name": operation, "gen_ai.provider.name": prov, "gen_ai.request.model": req_model,
-            "gen_ai.response.model": resp_model, "error.type": err,
-        })
-        inst.op_duration.record(seconds, attrs)
+        ckey = (operation, req_model, resp_model, prov, err)
+        trio = chat_attrs.get(ckey)
+        if trio is None:
+            attrs = {k: v for k, v in (("gen_ai.operation.name", operation), ("gen_ai.provider.name", prov),
+                                       ("gen_ai.request.model", req_model), ("gen_ai.response.model", resp_model),
+                                       ("error.type", err)) if v is not None}
+            trio = (attrs, {**attrs, "gen_ai.token.type": "input"}, {**attrs, "gen_ai.token.type": "output"})
+            if len(chat_attrs) < 4096:
+                chat_attrs[ckey] = trio
+        inst.op_duration.record(seconds, trio[0])
         if in_tok is not None:
-            inst.tokens.record(in_tok, _attrs(**attrs, **{"gen_ai.token.type": "input"}))
+            inst.tokens.record(in_tok, trio[1])
         if out_tok is not None:
-            inst.tokens.record(out_tok, _attrs(**attrs, **{"gen_ai.token.type": "output"}))
-    for tool, seconds, err in facts.tools:
-        attrs = _attrs(**{"gen_ai.operation.name": "execute_tool", "gen_ai.agent.name": agent, "gen_ai.tool.name": tool,
-                          "error.type": err})
-        inst.tool_duration.record(seconds, attrs)
-        inst.tool_errors.add(1 if err else 0, attrs)
-
+            inst.tokens.record(out_tok, trio[2])
