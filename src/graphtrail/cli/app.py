@@ -230,6 +230,19 @@ def traces(
                          conditions=condition, questions=question)
 
 
+# ----------------------------------------------------------------------- annotate (issue 22)
+@app.command()
+def annotate(
+    results: Annotated[Path, typer.Argument(help="results.json (or its folder) written by `graphtrail eval --from-traces`.")],
+    phoenix: Annotated[Optional[str], typer.Option("--phoenix", help="Phoenix's URL, e.g. http://localhost:6006: annotate each production run's root span.")] = None,
+    otlp: Annotated[Optional[str], typer.Option("--otlp", help="For Jaeger (no annotation API): send one verdict span per question, service graphtrail-eval, linked to the production runs.")] = None,
+) -> None:
+    """Write each question's verdict (conditions that changed the answer, uncited entities that decided it) onto its production traces."""
+    from .annotate import annotate as run_annotate
+
+    run_annotate(results, phoenix=phoenix, otlp=otlp, console=_console())
+
+
 # ----------------------------------------------------------------------- traces stats (issue 22)
 # `graphtrail traces stats SOURCE`: main.py routes "traces stats" here, since `traces FILE` takes a positional file.
 @app.command("traces-stats", hidden=True)
