@@ -249,3 +249,21 @@ def test_signals_rules(citations: list[str], steps: list[list[str]], answer: str
     got = provenance_signals(citations, steps, answer=answer, names=names, question=question)
     for key, value in expected.items():
         assert getattr(got, key) == value, key
+
+
+def test_stats_read_back_through_jaeger_json_equal_the_files(production: Production, tmp_path: Path) -> None:
+    """The Jaeger reader inverts Jaeger's OTLP translation (``otlp_to_jaeger`` mirrors it and is checked against a
+    live Jaeger in test_jaeger_integration.py): the same runs, signals and statistics come back."""
+    from graphtrail.cli.jaegersource import jaeger_to_otlp
+    from graphtrail.cli.tracefiles import otlp_documents, otlp_to_jaeger, read_json_records
+    from graphtrail.cli.tracestats import compute_stats
+
+    jaeger = otlp_to_jaeger(otlp_documents(read_json_records(production.traces), production.traces))["data"]
+    back = trajectories_from_otlp_json([json.dumps(jaeger_to_otlp(jaeger))])
+    from_file = trajectories_from_otlp_json(production.traces)
+    assert [t.provenance for t in back] == [t.provenance for t in from_file]
+    a = compute_stats(back, source="x").to_json()
+    b = compute_stats(from_file, source="x").to_json()
+    for key in ("distributions", "uncited_entities"):
+        assert a[key] == b[key]
+    assert [r["trace_id"] for r in a["unsupported_runs"]] == [r["trace_id"] for r in b["unsupported_runs"]]

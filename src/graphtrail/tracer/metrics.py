@@ -354,8 +354,10 @@ def record_run(facts: Any, signals: Any, *, agent: str, status: str, error_type:
         ckey = (operation, req_model, resp_model, prov, err)
         trio = chat_attrs.get(ckey)
         if trio is None:
+            # gen_ai.response.model only when it says more than the request model (each attribute costs the SDK per call)
             attrs = {k: v for k, v in (("gen_ai.operation.name", operation), ("gen_ai.provider.name", prov),
-                                       ("gen_ai.request.model", req_model), ("gen_ai.response.model", resp_model),
+                                       ("gen_ai.request.model", req_model),
+                                       ("gen_ai.response.model", resp_model if resp_model != req_model else None),
                                        ("error.type", err)) if v is not None}
             trio = (attrs, {**attrs, "gen_ai.token.type": "input"}, {**attrs, "gen_ai.token.type": "output"})
             if len(chat_attrs) < 4096:

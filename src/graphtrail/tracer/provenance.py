@@ -15,6 +15,7 @@ trace-file readers and the tests compute the signals the same way.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -61,6 +62,7 @@ class ProvenanceSignals(BaseModel):
         return bool(self.unsupported_citations)
 
 
+@functools.lru_cache(maxsize=8192)  # entity names repeat across runs: normalize each once
 def _norm(text: str) -> str:
     """Case-, accent- and punctuation-folded words, leading article dropped: how names are compared."""
     decomposed = unicodedata.normalize("NFKD", text)
