@@ -5,9 +5,10 @@ rates over all runs (how often does it cite what it was never shown? is that
 rising since the last model change?) without reading traces. So each finished
 run is also recorded through the OTel metrics SDK: the GenAI semantic
 conventions' instruments where they exist (``gen_ai.client.operation.duration``,
-``gen_ai.client.token.usage``, ``gen_ai.invoke_agent.*``,
-``gen_ai.execute_tool.duration``) and ``graphtrail.*`` ones for the provenance
-signals (:mod:`.provenance`). Attributes are low-cardinality on purpose (agent
+``gen_ai.client.token.usage``, ``gen_ai.invoke_agent.duration``,
+``gen_ai.invoke_agent.tool_calls``) and ``graphtrail.*`` ones for the provenance
+signals (:mod:`.provenance`). Per-tool latency is left to the spans: a histogram
+observation per tool call would cost more than the rest together. Attributes are low-cardinality on purpose (agent
 name, model, provider, status, tool name, error type): never ids, questions or
 entities, which belong on spans. docs/production.md lists every instrument.
 
