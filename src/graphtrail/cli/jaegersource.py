@@ -67,7 +67,7 @@ def _get(url: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:
 def fetch_jaeger_traces(url: str, service: str, since_s: float, *, page: int = DEFAULT_PAGE, timeout: float = 10.0,
                         now: float | None = None, max_traces: int = MAX_TRACES) -> list[dict[str, Any]]:
     """Every Jaeger trace of ``service`` that has spans in the last ``since_s`` seconds (Jaeger JSON traces)."""
-    if not urllib.parse.urlparse(url).scheme in ("http", "https"):
+    if urllib.parse.urlparse(url).scheme not in ("http", "https"):
         raise InputError(f"--jaeger {url!r} is not an http(s) URL", "pass the query service's address, e.g. http://localhost:16686")
     end_us = int((now if now is not None else time.time()) * 1e6)
     start_us = end_us - int(since_s * 1e6)
