@@ -108,8 +108,17 @@ def run(
 @app.command("eval")
 def eval_(
     kg: KgOpt,
-    questions: QuestionsOpt,
     out: OutOpt,
+    questions: Annotated[
+        Optional[str], typer.Option("--questions", "-q", help="Questions JSONL file (id, question, answers[, answer_ids]) or a bundled name. Or use --from-traces.")
+    ] = None,
+    from_traces: Annotated[
+        Optional[Path], typer.Option("--from-traces", help="Take the questions from production traces (traces.jsonl or an OTLP JSON export) instead of --questions.")
+    ] = None,
+    sample: Annotated[Optional[int], typer.Option("--sample", min=1, help="With --from-traces: evaluate N distinct questions, drawn with --seed.")] = None,
+    answers: Annotated[
+        Optional[str], typer.Option("--answers", help="With --from-traces: a questions JSONL whose answers grade the matching questions (accuracy is shown only then).")
+    ] = None,
     agent: AgentOpt = None,
     variant: VariantOpt = None,
     model: ModelOpt = None,
@@ -139,11 +148,26 @@ def eval_(
 
     spec = _check_agent_inputs(agent, variant, model)
     chosen = parse_conditions(conditions, CONDITIONS)
+    if (questions is None) == (from_traces is None):  # issue 22: exactly one source of questions
+        raise InputError("pass --questions or --from-traces" if questions is None else "--questions and --from-traces are alternatives",
+                         "--questions FILE for a question set, or --from-traces traces.jsonl for production traffic")
+    if from_traces is None and (sample is not None or answers is not None):
+        raise InputError("--sample and --answers apply to --from-traces", "drop them, or take the questions --from-traces")
     if citations not in (None, "names", "markers"):
         raise InputError(f"--citations {citations!r} is not a citation mode", "use --citations names or --citations markers")
     if resume and force:
         raise InputError("--resume and --force contradict each other", "use --resume to continue, or --force to start over")
     guard_out_dir(out, pipeline.eval_files(), force=force, resume=resume, flag_hint="--resume (to continue) or --force")
+    if from_traces is not None:  # issue 22
+        from .fromtraces import evaluate_from_traces
+
+        evaluate_from_traces(
+            spec, kg=kg, source=from_traces, sample=sample, answers=answers, out=out, conditions=chosen, trials=trials,
+            seed=seed, concurrency=concurrency, resume=resume, force=force, reuse=reuse, citations=citations,
+            otlp=_otlp(otlp), console=_console(), strict=strict, limit=limit,
+        )
+        return
+    assert questions is not None
     inputs = pipeline.load_inputs(kg=kg, questions=questions, limit=limit)
     built = pipeline.build_agent(spec, kg=inputs.kg)
     pipeline.evaluate(
@@ -204,6 +228,40 @@ def traces(
 
     pipeline.show_traces(file, fmt=format.value, output=output, limit=limit, console=_console(),
                          conditions=condition, questions=question)
+
+
+# ----------------------------------------------------------------------- annotate (issue 22)
+@app.command()
+def annotate(
+    results: Annotated[Path, typer.Argument(help="results.json (or its folder) written by `graphtrail eval --from-traces`.")],
+    phoenix: Annotated[Optional[str], typer.Option("--phoenix", help="Phoenix's URL, e.g. http://localhost:6006: annotate each production run's root span.")] = None,
+    otlp: Annotated[Optional[str], typer.Option("--otlp", help="For Jaeger (no annotation API): send one verdict span per question, service graphtrail-eval, linked to the production runs.")] = None,
+) -> None:
+    """Write each question's verdict (conditions that changed the answer, uncited entities that decided it) onto its production traces."""
+    from .annotate import annotate as run_annotate
+
+    run_annotate(results, phoenix=phoenix, otlp=otlp, console=_console())
+
+
+# ----------------------------------------------------------------------- traces stats (issue 22)
+# `graphtrail traces stats SOURCE`: main.py routes "traces stats" here, since `traces FILE` takes a positional file.
+@app.command("traces-stats", hidden=True)
+def traces_stats(
+    source: Annotated[Optional[Path], typer.Argument(help="A traces file graphtrail wrote (traces.jsonl), an OTLP JSON export, or trajectories.jsonl. Omit with --jaeger.")] = None,
+    jaeger: Annotated[Optional[str], typer.Option("--jaeger", help="Read from a live Jaeger's query API instead, e.g. http://localhost:16686.")] = None,
+    service: Annotated[Optional[str], typer.Option("--service", help="With --jaeger: the service whose runs to read (default $OTEL_SERVICE_NAME, else graphtrail).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="With --jaeger: how far back, e.g. 90m, 24h (default), 7d.")] = None,
+    by: Annotated[str, typer.Option("--by", help="Trend per 'hour', 'day', or 'auto' (hours for up to two days of traffic).")] = "auto",
+    top: Annotated[int, typer.Option("--top", min=1, help="How many of the most often uncited entities to list.")] = 10,
+    html: Annotated[Optional[Path], typer.Option("--html", help="Also write an HTML page with the plots here.")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the statistics as JSON here.")] = None,
+    include_replays: Annotated[bool, typer.Option("--include-replays", help="Count evaluation replays too (left out by default).")] = False,
+) -> None:
+    """Provenance statistics over production runs: distributions, runs with unsupported citations, uncited entities, trend."""
+    from .statscmd import traces_stats as run_stats
+
+    run_stats(source=source, jaeger=jaeger, service=service, since=since, by=by, top=top, html=html, json_out=json_out,
+              include_replays=include_replays, console=_console())
 
 
 # ----------------------------------------------------------------------- kg

@@ -33,6 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("GRAPHTRAIL_DEBUG", "") not in ("", "0")
     args = [a for a in args if a != "--debug"]
+    args = _route_subcommands(args)  # issue 22
     command = typer.main.get_command(app)
     try:
         rv = command.main(args=args, prog_name="graphtrail", standalone_mode=False)
@@ -76,6 +77,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(_INTERRUPTED)
         return rv
     return EXIT_OK
+
+
+def _route_subcommands(args: list[str]) -> list[str]:
+    """``traces stats ...`` runs the hidden ``traces-stats`` command: ``traces`` itself takes a file
+    argument, so it cannot also be a group (a file named "stats" would be ambiguous either way)."""
+    if len(args) >= 2 and args[0] == "traces" and args[1] == "stats":
+        return ["traces-stats", *args[2:]]
+    return args
 
 
 _INTERRUPTED = "graphtrail: interrupted (an evaluation keeps its finished runs: rerun with --resume to continue)"
