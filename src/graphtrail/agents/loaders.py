@@ -144,6 +144,9 @@ def detect_format(path: PathLike) -> str:
         return "graphml"
     if last in (".tsv", ".csv", ".txt", ".tab"):
         return "triples"
+    if last:  # a suffix no format has (README.md): say so, rather than fail to read it as triples
+        raise KGError(f"{p.name}: unknown graph format ({last}): expected one of .tsv, .csv, .txt, .tab, .json, "
+                      ".json.gz, .graphml, .xml, .lbug, or a GraphRAG output folder")
     head = b""
     if p.is_file():
         with p.open("rb") as fh:
