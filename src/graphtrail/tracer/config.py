@@ -256,6 +256,12 @@ def _otlp_exporter(endpoint: str | None, protocol: str | None, headers: dict[str
     return HttpExporter(**kwargs)
 
 
+def _otlp_url(exporter: SpanExporter, endpoint: str | None) -> str:
+    """The URL the exporter sends to, as a failure message must name it (the SDK's default included)."""
+    tried = getattr(exporter, "_endpoint", None)  # what the OTel exporters resolved: argument, env, or default
+    return str(tried or endpoint or _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") or "the default endpoint")
+
+
 def _processor_for(
     exporter: str, endpoint: str | None, path: str | os.PathLike[str] | None, protocol: str | None, headers: dict[str, str] | None
 ) -> tuple[SpanProcessor | None, InMemorySpanExporter | None]:
@@ -273,7 +279,7 @@ def _processor_for(
         return BatchSpanProcessor(_guard(JsonlSpanExporter(target), f"jsonl file {target}")), None
     if exporter == "otlp":
         inner = _otlp_exporter(endpoint, protocol, headers)
-        label = f"OTLP {endpoint or _env('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT') or 'default endpoint'}"
+        label = f"OTLP {_otlp_url(inner, endpoint)}"
         _quiet_sdk_export_logs()
         return BatchSpanProcessor(_guard(inner, label), export_timeout_millis=int(DEFAULT_EXPORT_TIMEOUT_S * 1000)), None
     raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")

@@ -259,7 +259,7 @@ def configure_metrics(
 
 
 def _install(provider: Any, own: bool) -> None:
-    from .. import __version__
+    from .._version import __version__
 
     _state.provider, _state.own = provider, own
     _state.instruments = _Instruments(provider.get_meter("graphtrail", __version__))
