@@ -69,6 +69,11 @@ _EXPORTS: dict[str, str] = {
     "Evaluation": "api",
     "EvaluationError": "api",
     "CoverageError": "api",
+    # comparing two evaluations (the provenance regression gate)
+    "compare": "comparison",
+    "Comparison": "comparison",
+    "CompareError": "comparison",
+    "GateResult": "comparison",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -489,6 +489,9 @@ def _report(evaluation: Evaluation, kg: Any, run_kwargs: dict[str, Any], report_
         "not_applicable": evaluation.not_applicable,
         "correctness": run_kwargs["correctness"] or DEFAULT_CORRECTNESS,
     }
+    from .comparison.fingerprint import evaluation_fingerprint  # what a later `graphtrail compare` checks
+
+    meta["fingerprint"] = evaluation_fingerprint(kg, evaluation, run_kwargs)
     report = build_report(evaluation.records, evaluation.questions, kg, meta=meta, seed=run_kwargs["seed"], **report_kwargs)
     if run_kwargs["out_dir"] is not None:
         report.write(run_kwargs["out_dir"])
