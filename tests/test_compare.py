@@ -307,3 +307,13 @@ def test_pytest_helper_fails_on_a_regression_and_passes_on_none(evals: dict[str,
     assert assert_no_provenance_regression(evals["path"], evals["path"]).n_questions == 12
     with pytest.raises(AssertionError, match=r"provenance regression against the stored baseline \(\d rule\(s\) broken\)"):
         assert_no_provenance_regression(evals["endpoints"], evals["path"])
+
+
+# ------------------------------------------------------------------ the bad-input corpus, as for `graphtrail report`
+from tests.test_bad_inputs import REPORT_CASES, Case, _run  # noqa: E402
+
+
+@pytest.mark.parametrize("case", REPORT_CASES, ids=lambda c: c.id)
+def test_compare_reads_the_bad_results_corpus(capsys: pytest.CaptureFixture[str], tmp_path: Path, case: Case,
+                                              evals: dict[str, Path]) -> None:
+    _run(capsys, tmp_path, case, lambda p: ["compare", str(evals["path"]), str(p), "--no-html"])

@@ -184,7 +184,7 @@ def compare(
     new: Annotated[Path, typer.Argument(help="The evaluation of the changed agent: a folder or its results.json.")],
     fail_on: Annotated[
         Optional[list[str]],
-        typer.Option("--fail-on", help="Gate rule(s), comma-separated or repeated, e.g. 'support<-0.05', 'cited_removal.influence<-0.10', 'new_unsupported_citations>0', 'accuracy<-0.05:significant'. Exit 1 when one is broken."),
+        typer.Option("--fail-on", help="Gate rule(s), comma-separated or repeated, e.g. 'coverage<-0.05' or 'accuracy<-0.05:significant' (docs/compare.md). Exit 1 when one is broken."),
     ] = None,
     format: Annotated[str, typer.Option("--format", "-f", help="table (terminal), markdown (a PR comment) or json.")] = "table",
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Where to write compare.html, compare.md, compare.json (default: NEW's folder).")] = None,

@@ -12,7 +12,7 @@ from typing import Any
 from .build import build_comparison
 from .model import ComparisonData
 from .pairing import check_comparable, load_evaluation, pair_conditions, pair_questions, side_of
-from .rules import GateResult, Rule, check_rules
+from .rules import GateResult, check_rules
 
 __all__ = ["compare", "Comparison"]
 
@@ -94,5 +94,3 @@ def compare(base: Any, new: Any, *, alpha: float = 0.05, n_boot: int = 2000, see
     data.differs, data.notes, data.dropped = differs, notes, dropped_q + dropped_c
     return Comparison.model_validate(data.model_dump())
 
-
-__all__ += ["GateResult", "Rule"]

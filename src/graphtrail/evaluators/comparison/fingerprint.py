@@ -41,12 +41,6 @@ def questions_hash(questions: Iterable[Any]) -> str:
     return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def question_digest(question_id: str, text: str, gold: Iterable[str]) -> str:
-    """The digest of one question as results.json stores it: pairs are checked question by question."""
-    payload = json.dumps([question_id, text, sorted(str(a) for a in gold)], ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
 def kg_hash(kg: Any) -> str | None:
     """The graph's content hash, or ``None`` when there is no graph or its backend cannot hash itself."""
     if kg is None:

@@ -39,7 +39,9 @@ def arrow(change: Change) -> str:
 
 
 def side_name(side: Side) -> str:
-    parts = [p for p in (side.agent, side.model) if p]
+    """Agent and model; an agent that brings its own model (``"own"``) shows the model its calls reported."""
+    model = side.model if side.model not in (None, "own") else (", ".join(side.models_observed) or side.model)
+    parts = [p for p in (side.agent, model) if p]
     return " · ".join(parts) or "unnamed evaluation"
 
 

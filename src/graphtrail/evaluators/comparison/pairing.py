@@ -11,14 +11,13 @@ present on one side only are dropped, each with its reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .fingerprint import read_fingerprint
 from .model import CompareError, Dropped, Side
 
-__all__ = ["load_evaluation", "check_comparable", "pair_questions", "pair_conditions", "Pairing", "side_of"]
+__all__ = ["load_evaluation", "check_comparable", "pair_questions", "pair_conditions", "side_of"]
 
 
 def _results_path(src: str | Path) -> Path:
@@ -94,15 +93,6 @@ def check_comparable(base: Side, new: Side) -> tuple[list[str], list[str]]:
     if base.questions_hash and new.questions_hash and base.questions_hash != new.questions_hash:
         notes.append("the question sets differ: only the questions both evaluations asked are compared")
     return differs, notes
-
-
-@dataclass
-class Pairing:
-    """The questions (BASE row, NEW row) and the conditions both evaluations scored."""
-
-    questions: list[tuple[Any, Any]] = field(default_factory=list)
-    conditions: list[str] = field(default_factory=list)
-    dropped: list[Dropped] = field(default_factory=list)
 
 
 def _gold(q: Any) -> list[str]:

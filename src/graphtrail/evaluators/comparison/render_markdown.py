@@ -57,7 +57,8 @@ def render_markdown(data: ComparisonData, gate: GateResult | None = None) -> str
     lines = [f"### {status(gate)}", "", md_escape(facts[0]) + "  ", *[md_escape(f) + "  " for f in facts[1:]], ""]
     lines += ["**Findings**", ""] + [f"- {md_escape(f)}" for f in findings(data)] + [""]
     if gate is not None and gate.broken:
-        lines += ["**Broken rules**", ""] + [f"- {md_escape(o.message)}" for o in gate.broken] + [""]
+        # a rule cannot hold a backtick (see .rules), so it is safe in a code span
+        lines += ["**Broken rules**", ""] + [f"- `{o.rule.text}`: {md_escape(o.detail)}" for o in gate.broken] + [""]
     if data.notes:
         lines += [f"> {md_escape(n)}" for n in data.notes] + [""]
     cond = condition_rows(data)
@@ -67,7 +68,7 @@ def render_markdown(data: ComparisonData, gate: GateResult | None = None) -> str
     if events:
         lines += _folded(f"Per question ({len(events)} events)", _table(QUESTION_HEADER, events))
     if gate is not None and gate.outcomes and gate.ok:
-        lines += _folded("Rules checked", "\n".join(f"- {md_escape(o.message)}" for o in gate.outcomes))
+        lines += _folded("Rules checked", "\n".join(f"- `{o.rule.text}`: kept ({md_escape(o.detail)})" for o in gate.outcomes))
     lines.append(f"<sub>p-values: exact McNemar for right/wrong, paired sign-flip permutation for scores; "
                  f"95% paired bootstrap intervals over questions; schema {data.schema_version}.</sub>")
     return "\n".join(lines) + "\n"
