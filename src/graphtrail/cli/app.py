@@ -210,6 +210,28 @@ def report(
     pipeline.rerender(results, html=html, out=out, console=_console())
 
 
+# ----------------------------------------------------------------------- compare
+@app.command()
+def compare(
+    base: Annotated[Path, typer.Argument(help="The evaluation to compare against: a folder written by `graphtrail eval`, or its results.json.")],
+    new: Annotated[Path, typer.Argument(help="The evaluation of the changed agent: a folder or its results.json.")],
+    fail_on: Annotated[
+        Optional[list[str]],
+        typer.Option("--fail-on", help="Gate rule(s), comma-separated or repeated, e.g. 'coverage<-0.05' or 'accuracy<-0.05:significant' (docs/compare.md). Exit 1 when one is broken."),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="table (terminal), markdown (a PR comment) or json.")] = "table",
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Where to write compare.html, compare.md, compare.json (default: NEW's folder).")] = None,
+    html: Annotated[bool, typer.Option("--html/--no-html", help="Write compare.html, compare.md and compare.json.")] = True,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0001, max=0.5, help="Significance level of the paired tests.")] = 0.05,
+) -> None:
+    """Compare two evaluations question by question (paired tests) and gate on provenance regressions."""
+    from .compare import run_compare
+
+    code = run_compare(base, new, fail_on=fail_on, fmt=format, out=out, html=html, alpha=alpha, console=_console())
+    if code:
+        raise typer.Exit(code)
+
+
 # ----------------------------------------------------------------------- traces
 class TraceFormat(str, Enum):
     summary = "summary"
