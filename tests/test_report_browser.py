@@ -18,13 +18,15 @@ from typing import Any
 
 import pytest
 
+from tests.servers import ci_note
 from scripts.render_report_png import find_chrome, headless_chrome, serve_directory, wait_for_images
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 _binary, _driver = find_chrome()
 if not _binary or not _driver:
-    pytest.skip("chromium/chromedriver not installed (apt-get install -y chromium chromium-driver)", allow_module_level=True)
+    pytest.skip(ci_note("browser", "chromium/chromedriver not installed (apt-get install -y chromium chromium-driver)"),
+                allow_module_level=True)
 
 PAGE_STATE = """
 const imgs = Array.from(document.images).map(i => ({id: i.id, src: i.src.slice(0, 40), complete: i.complete, w: i.naturalWidth, h: i.naturalHeight}));
