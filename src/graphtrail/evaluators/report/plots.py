@@ -81,9 +81,13 @@ def accuracy_figure(report: "Report") -> Figure | None:
     ax.set_ylim(0, 1.05)
     ax.tick_params(axis="y", labelsize=TICK_PT)
     ax.set_ylabel("accuracy", fontsize=TICK_PT)
-    ax.set_title(f"Accuracy per condition (n = {report.stats.n_questions} questions)", fontsize=TICK_PT + 1)
-    # Above the axes, not beside them: the figure stays as narrow as its bars (phones show it larger).
-    ax.legend(fontsize=TICK_PT - 1, loc="lower left", bbox_to_anchor=(0.0, 1.08), ncol=3, frameon=False)
+    title = f"Accuracy per condition (n = {report.stats.n_questions} questions)"
+    if paper and report.paper_reference:
+        # Between title and axes, not beside them: the figure stays as narrow as its bars (phones show it larger).
+        ax.set_title(title, fontsize=TICK_PT + 1, pad=26)
+        ax.legend(fontsize=TICK_PT - 1, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, frameon=False)
+    else:  # bars and intervals only: the caption says what they are
+        ax.set_title(title, fontsize=TICK_PT + 1)
     return fig
 
 
