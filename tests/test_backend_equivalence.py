@@ -87,8 +87,9 @@ def test_the_questions_exercise_every_condition(in_memory: tuple[Any, list[tuple
     assert touched == set(CONDITIONS) - {"baseline"}
 
 
-# Minutes, not seconds: a few hundred agent runs per backend, and Neo4j answers over Bolt.
-@pytest.mark.timeout(1800)
+# A minute or two: a few hundred agent runs per backend, and Neo4j answers over Bolt.
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("backend", ["ladybug", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def test_full_condition_suite_gives_identical_results(backend: str, in_memory: tuple[Any, list[tuple]], request: pytest.FixtureRequest, tmp_path: Path) -> None:
     kg = on_backend(load_kg("countries"), backend, request, tmp_path)

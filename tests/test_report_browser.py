@@ -29,7 +29,7 @@ from graphtrail.evaluators.report.plotsize import MIN_SCALE, tick_px
 from scripts.render_report_png import ROOT, find_chrome, headless_chrome, serve_directory, wait_for_images
 from tests.servers import ci_note
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 
 _binary, _driver = find_chrome()
 if not _binary or not _driver:
