@@ -19,6 +19,7 @@ import io
 import warnings
 from typing import TYPE_CHECKING
 
+import matplotlib
 import networkx as nx
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -48,7 +49,10 @@ def figure_bytes(fig: Figure, fmt: str = "png") -> bytes:
     if fmt == "png":
         fig.savefig(buf, format="png", dpi=PNG_DPI, bbox_inches="tight")
     else:
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+        # A fixed salt for the SVG's element ids (else random per save): the same report renders
+        # byte for byte the same page, so `graphtrail report` re-renders it exactly.
+        with matplotlib.rc_context({"svg.hashsalt": "graphtrail"}):
+            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     return buf.getvalue()
 
 
