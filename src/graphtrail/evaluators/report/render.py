@@ -6,7 +6,8 @@ accepted) and its CSS inline, so the file can be mailed or opened offline.
 Layout for any screen: plots never shrink below ``MIN_SCALE`` of their natural
 size (a narrow screen scrolls the plot's own box, never the page) and a click
 or tap enlarges them (a CSS checkbox, no script); the per-question table folds
-the answers under each ablation into one expandable cell, so it fits 1366 px. Element ids/classes
+the answers under each ablation into one expandable cell, so it fits 1366 px
+(the CSS and the plot embedding live in :mod:`.layout`). Element ids/classes
 (``table#conditions``, ``img.plot``, ``figure#traversal``, ``section#findings``,
 ``section#hidden-influencers`` ...) are stable for browser tests.
 
@@ -16,7 +17,6 @@ answers, entity names): Markdown viewers render raw HTML.
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 from collections import Counter
