@@ -101,4 +101,9 @@ def test_full_condition_suite_gives_identical_results(backend: str, in_memory: t
     assert {c["condition"] for c in results["conditions"]} == set(CONDITIONS)
     assert any(r[5] for r in runs) and any(r[6] for r in runs)  # ablations hid and masked something
     assert runs == expected_runs
+    # The graph's content hash is recorded for an in-memory graph only (docs/metrics.md, meta.fingerprint).
+    assert isinstance(expected_results["meta"]["fingerprint"]["kg_hash"], str)
+    assert results["meta"]["fingerprint"]["kg_hash"] is None
+    expected_results = {**expected_results, "meta": {**expected_results["meta"], "fingerprint": {
+        **expected_results["meta"]["fingerprint"], "kg_hash": None}}}
     assert _differences(results, expected_results) == []
