@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
 from graphtrail.agents import GraphFilter, use_filter
 from graphtrail.evaluators import RunKey, RunRecord, register_tool_filter, unregister_tool_filter
 from graphtrail.evaluators.replay.interception import coverage_of, filtering, install
+from graphtrail.evaluators.replay.leaks import input_leaks
+from graphtrail.evaluators.replay.seen import recording
 from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED, condition_coverage
 from graphtrail.tracer import Entity, Step, Trajectory
+from tests.fakes import ScriptedChatModel
 
 HIDE_D1 = GraphFilter(hidden=frozenset({"d1"}))
 
@@ -43,7 +47,7 @@ def test_scope_filters_and_counts_sync_and_async_calls() -> None:
         out = json.loads(crew_json.invoke({"film_id": "m1"}))
         also = json.loads(crew_json.run({"film_id": "m1"}))
     assert [e["id"] for e in out] == [e["id"] for e in also] == ["c1"]
-    assert scope.routed["crew_json"] == 2 and scope.leaked["crew_json"] == 0
+    assert scope.routed["crew_json"] == 2
 
 
 async def test_scope_reaches_ainvoke_of_a_sync_tool() -> None:
@@ -58,14 +62,18 @@ def test_plain_text_uses_names_the_baseline_saw() -> None:
     assert out == "Producer 1 produced Film 1.\n"
 
 
-def test_a_filter_that_leaves_hidden_ids_counts_as_unfiltered() -> None:
+def test_a_filter_that_leaves_hidden_ids_is_caught_by_what_the_model_was_given() -> None:
+    """The tool went through a (registered, broken) filter: counted as filtered; the model-input check finds the leak."""
     register_tool_filter("crew_json", lambda output, f: output)  # a registered filter that forgets to filter
+    model = ScriptedChatModel(script=[AIMessage(content="ok")])
     try:
-        with use_filter(HIDE_D1), filtering(HIDE_D1) as scope:
-            crew_json.invoke({"film_id": "m1"})
+        with use_filter(HIDE_D1), filtering(HIDE_D1) as scope, recording() as seen:
+            out = crew_json.invoke({"film_id": "m1"})
+            model.invoke([HumanMessage("Who directed Film 1?"), ToolMessage(out, name="crew_json", tool_call_id="c1")])
     finally:
         unregister_tool_filter("crew_json")
-    assert coverage_of(scope, None) == {"crew_json": {"filtered": 0, "unfiltered": 1}}
+    assert coverage_of(scope, None) == {"crew_json": {"filtered": 1, "unfiltered": 0}}
+    assert input_leaks(seen, HIDE_D1, lambda e: (), "Who directed Film 1?") == {"tool 'crew_json'": ["d1"]}
 
 
 def _traj(*tools: tuple[str, list[str]]) -> Trajectory:
@@ -111,7 +119,7 @@ def test_old_records_without_counts_stay_valid() -> None:
 
 
 def test_numeric_ids_are_checked_in_structure_not_as_text() -> None:
-    """Integer ids (as graph databases hand out) must not match counts and years in the text."""
+    """Integer ids (as graph databases hand out) must not match counts and years in the text; names still do."""
     numeric = GraphFilter(hidden=frozenset({"7"}))
 
     @tool
@@ -119,15 +127,19 @@ def test_numeric_ids_are_checked_in_structure_not_as_text() -> None:
         """People, with a count that happens to equal a hidden id."""
         return {"count": 7, "rows": [{"id": 7, "name": "Seven"}, {"id": 8, "name": "Eight"}], "note": "7 results"}
 
-    with use_filter(numeric), filtering(numeric) as scope:
-        out = people.invoke({"query": "x"})
-    assert [r["id"] for r in out["rows"]] == [8]
-    assert scope.leaked["people"] == 0
-    # and a structured leak is still found
+    model = ScriptedChatModel(script=[AIMessage(content="ok")])
+
+    def seen_by_model(filtered: bool) -> dict[str, list[str]]:
+        with use_filter(numeric), filtering(numeric), recording() as seen:
+            out = people.invoke({"query": "x"})
+            model.invoke([HumanMessage("q"), ToolMessage(json.dumps(out), name="people", tool_call_id="c1")])
+        if filtered:
+            assert [r["id"] for r in out["rows"]] == [8]
+        return input_leaks(seen, numeric, {"7": ("Seven",)}.get, "q")
+
+    assert seen_by_model(True) == {}  # "count": 7 and "7 results" are no leak
     register_tool_filter("people", lambda output, f: output)
     try:
-        with use_filter(numeric), filtering(numeric) as scope:
-            people.invoke({"query": "x"})
+        assert seen_by_model(False) == {"tool 'people'": ["7"]}  # found by its name
     finally:
         unregister_tool_filter("people")
-    assert scope.leaked["people"] == 1

@@ -111,6 +111,9 @@ class RunRecord(BaseModel):
     # per tool name, {"filtered": n, "unfiltered": m} calls under this run's filter
     # (None: the run hid nothing, or was recorded before graphtrail counted); see scoring.coverage
     tool_coverage: dict[str, dict[str, int]] | None = None
+    # the model-input check: {channel: [entity ids]} of hidden/masked entities the model was given
+    # in this run ({}: none; None: the run hid nothing, or was recorded before the check existed)
+    input_leaks: dict[str, list[str]] | None = None
 
     trace_id: str | None = None
     baseline_trace_id: str | None = None

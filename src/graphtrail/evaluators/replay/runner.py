@@ -36,8 +36,10 @@ from ...tracer.trajectory import Trajectory
 from ..records import RunKey, RunRecord
 from .cache import RunCache
 from .interception import coverage_of, filtering
+from .leaks import EntityNames, input_leaks
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 from .scope import FilterScope
+from .seen import SeenInputs, recording
 
 __all__ = [
     "ReplayJob",
@@ -60,6 +62,8 @@ class ReplayJob:
     #: All trials share trial 0's reuse namespace: only for a deterministic model, whose
     #: repeated samples are identical by definition (see ``evaluate(deterministic=...)``).
     shared_trials: bool = False
+    #: names and aliases of entities, for the model-input check (:mod:`.leaks`); None: ids only
+    names: EntityNames | None = None
 
     @property
     def namespace(self) -> str:
@@ -181,6 +185,7 @@ def _record(
     counters: RunCounters,
     wall: float,
     tool_coverage: dict[str, dict[str, int]] | None = None,
+    seen: SeenInputs | None = None,
 ) -> RunRecord:
     f = job.graph_filter
     if trajectory is not None:
@@ -218,10 +223,19 @@ def _record(
         divergence_step=counters.divergence_step,
         wall_time_s=wall,
         tool_coverage=tool_coverage,
+        input_leaks=_leaks(job, seen),
         trace_id=trajectory.trace_id if trajectory is not None else None,
         baseline_trace_id=baseline.trace_id if baseline is not None and job.key.condition != "baseline" else None,
         trajectory=trajectory,
     )
+
+
+def _leaks(job: ReplayJob, seen: SeenInputs | None) -> dict[str, list[str]] | None:
+    """The model-input check of a filtered run (:mod:`.leaks`); None for unfiltered runs."""
+    if seen is None:
+        return None
+    names = job.names or EntityNames(revealed={k: [v] for k, v in (job.baseline.entity_names if job.baseline else {}).items()})
+    return input_leaks(seen, job.graph_filter, names.of, job.question)
 
 
 async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseCache | None) -> RunRecord:
@@ -230,11 +244,13 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
     error: BaseException | None = None
     trajectory: Trajectory | None = None
     scope: FilterScope | None = None
+    seen: SeenInputs | None = None
     with contextlib.ExitStack() as stack:
         stack.enter_context(use_filter(None if job.graph_filter.is_empty else job.graph_filter))
         if not job.graph_filter.is_empty:  # every tool call of the run goes through the filter
             names = job.baseline.entity_names if job.baseline is not None else None
             scope = stack.enter_context(filtering(job.graph_filter, names))
+            seen = stack.enter_context(recording())  # what the model was given: the leak check reads it
         stack.enter_context(use_trial(job.key.trial))  # sampled (simulated) models draw trial k's sample
         counters = (
             stack.enter_context(reuse_scope(reuse_cache, job.namespace)) if reuse_cache is not None else RunCounters()
@@ -248,7 +264,7 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
         wall = time.perf_counter() - start
         if cap is not None:
             trajectory = cap.last
-    return _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory))
+    return _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory), seen)
 
 
 Score = Callable[[RunRecord], Awaitable[RunRecord]]

@@ -21,6 +21,7 @@ from typing import Any
 from ..records import CITATION_CONDITIONS, NO_CITATIONS, RunKey, RunRecord, question_field
 from .ablations import condition_filters
 from .cache import RunCache
+from .leaks import EntityNames
 from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
@@ -99,6 +100,12 @@ def _condition_jobs(
     """Every condition's jobs, from each question's baseline trial 0; and the questions skipped, with why."""
     jobs: list[ReplayJob] = []
     skipped: dict[str, str] = {}
+    revealed: dict[str, list[str]] = {}  # names every baseline revealed: the model-input check looks for them
+    for base in baselines.values():
+        if base.trajectory is not None:
+            for eid, name in base.trajectory.entity_names.items():
+                revealed.setdefault(eid, []).append(name)
+    names = EntityNames(kg, revealed)
     for q in questions:
         qid = str(question_field(q, "id"))
         base = baselines.get(qid)
@@ -120,6 +127,7 @@ def _condition_jobs(
                             question_obj=q,
                             baseline=base.trajectory,
                             shared_trials=shared_trials,
+                            names=names,
                         )
                     )
     return jobs, skipped

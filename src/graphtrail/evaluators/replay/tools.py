@@ -106,8 +106,6 @@ class FilteredTool(BaseTool):
             content_and_artifact=self.response_format == "content_and_artifact",
             names=scope.names if scope is not None else None,
         )
-        if scope is not None:
-            scope.check_leak(self.name, filtered)
         return filtered
 
     def _run(

@@ -9,6 +9,11 @@ Here, from the records alone, a condition is judged:
 - **escaped tools**: a tool whose outputs revealed entities in the question's
   baseline run had an unfiltered call in this condition. The agent may have
   seen exactly what the condition hid, so the condition is invalid.
+- **leaked to the model**: in some run of the condition, the model was given a
+  hidden entity's id, name or alias, or a masked entity's name (the model-input
+  check, :mod:`graphtrail.evaluators.replay.leaks`, recorded in
+  ``RunRecord.input_leaks``). The reason names the channel: a tool, a cached tool
+  result, the system prompt, a message from a node that is not a tool.
 - **nothing revealed**: no tool output of any baseline run revealed an entity.
   graphtrail then saw none of the agent's graph access (a chain that reads its
   graph directly, such as ``GraphQAChain``, or an extractor that cannot read
@@ -41,6 +46,9 @@ FIX_HINT = (
     "graphtrail.evaluators.wrap_tool(tool) and call the tool in the run's context (not in a bare thread)"
 )
 
+#: The start of the reason of a condition whose model was given what it hid.
+LEAKED = "the model was given hidden or masked entities"
+
 NOTHING_REVEALED = (
     "no tool output of the baseline runs revealed a graph entity, so graphtrail could neither see nor filter "
     "the agent's graph access; expose graph lookups as LangChain tools, or register an extractor for their outputs"
@@ -54,6 +62,9 @@ class ConditionCoverage:
     filtered: int = 0
     unfiltered: int = 0
     escaped: list[str] = field(default_factory=list)  # tools that revealed entities at baseline and escaped here
+    leaks: dict[str, set[str]] = field(default_factory=dict)  # channel -> hidden/masked ids the model was given
+    leaked_runs: int = 0
+    runs: int = 0
     reason: str | None = None
 
     @property
@@ -89,6 +100,11 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
         if cond == "baseline":
             continue
         cov = out[cond]
+        cov.runs += 1
+        if r.input_leaks:
+            cov.leaked_runs += 1
+            for channel, ids in r.input_leaks.items():
+                cov.leaks.setdefault(channel, set()).update(ids)
         for tool, counts in (r.tool_coverage or {}).items():
             cov.filtered += counts.get("filtered", 0)
             unfiltered = counts.get("unfiltered", 0)
@@ -97,7 +113,11 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
                 escaped[cond].add(tool)
     for cond, cov in out.items():
         cov.escaped = sorted(escaped.get(cond, ()))
-        if cov.escaped:
+        if cov.leaks:
+            channels = "; ".join(f"{ch} ({', '.join(sorted(ids)[:5])}{', ...' if len(ids) > 5 else ''})"
+                                 for ch, ids in sorted(cov.leaks.items()))
+            cov.reason = (f"{LEAKED} in {cov.leaked_runs} of {cov.runs} run(s), through: {channels}")
+        elif cov.escaped:
             tools = ", ".join(repr(t) for t in cov.escaped)
             cov.reason = f"tool(s) {tools} revealed entities at baseline but ran unfiltered under this condition"
         elif baselines and not anything_revealed:
@@ -133,6 +153,9 @@ def banner_sentences(report: "ReportTables") -> list[str]:
     escaped = sorted({t for r in bad for t in r.escaped_tools})
     if escaped:
         out.append(f"Tools that escaped filtering: {', '.join(escaped)}. To fix: {FIX_HINT}.")
+    leaked = [r for r in bad if (r.invalid_reason or "").startswith(LEAKED)]
+    for r in leaked:
+        out.append(f"{r.label}: {r.invalid_reason}.")
     if any(r.invalid_reason == NOTHING_REVEALED for r in bad):
         out.append(NOTHING_REVEALED[0].upper() + NOTHING_REVEALED[1:] + ".")
     return out

@@ -1,0 +1,181 @@
+"""The model-input check: did a hidden (or masked) entity reach the model in an ablation run?
+
+The filter works on tool outputs by reading their shape; this check does not
+trust it. It reads what the model was actually given (:mod:`.seen`) and looks
+for each hidden entity's id, name and aliases, and each masked entity's name
+and aliases (a mask keeps the id by design), as whole words after Unicode
+normalisation (NFKD, accents dropped, case folded). A hit is a leak, reported
+by the channel it came through:
+
+- ``tool 'name'``: a tool that ran in this run returned it (the filter missed it);
+- ``cached tool result 'name'``: a tool message no tool run of this run produced
+  (a caching middleware, or a tool run the evaluation could not see);
+- ``system prompt``: e.g. a ``@dynamic_prompt`` that writes graph facts;
+- ``message from a node that is not a tool``: any other message a node added;
+- ``prompt``: a completion model's prompt.
+
+Not read: the model's own messages (what it wrote, including tool-call
+arguments, is not graph access), the question text, and in a tool message the
+tool call's own string arguments (a tool answering "no film named Inception"
+echoes the question, it reveals nothing). Artifacts the model never reads are
+not read either. Ids shorter than two characters or without a letter, names
+shorter than three characters and bare numbers are not matched: they would hit
+counts and years.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ...kg.views import GraphFilter
+from .seen import SeenInputs
+
+__all__ = ["EntityNames", "input_leaks", "normalize", "describe_leaks"]
+
+SYSTEM = "system prompt"
+NODE = "message from a node that is not a tool"
+PROMPT = "prompt"
+
+
+def normalize(text: str) -> str:
+    """NFKD, combining marks dropped, case folded, whitespace runs made one space."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    if not decomposed.isascii():
+        decomposed = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(decomposed.casefold().split())
+
+
+class EntityNames:
+    """Names and aliases of entities, from the KG (when given) and from what baseline runs revealed."""
+
+    def __init__(self, kg: Any = None, revealed: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.kg = kg
+        self.revealed = {k: tuple(v) for k, v in (revealed or {}).items()}
+
+    def of(self, eid: str) -> tuple[str, ...]:
+        names = list(self.revealed.get(eid, ()))
+        record = self.kg.entity(eid) if self.kg is not None else None
+        if record is not None:
+            names += [record.name, *record.aliases]
+        return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n and n != eid))
+
+
+def _id_term(eid: str) -> bool:
+    return len(eid) >= 2 and any(c.isalpha() for c in eid)
+
+
+def _name_term(name: str) -> bool:
+    return len(name) >= 3 and not name.replace(".", "").replace(",", "").isdigit()
+
+
+def _terms(graph_filter: GraphFilter, names: Callable[[str], Sequence[str]]) -> dict[str, str]:
+    """normalised term -> entity id, for the hidden (ids and names) and masked (names) entities."""
+    terms: dict[str, str] = {}
+    for eid in sorted(graph_filter.hidden):
+        if _id_term(eid):
+            terms.setdefault(normalize(eid), eid)
+        for name in names(eid):
+            if _name_term(name):
+                terms.setdefault(normalize(name), eid)
+    for eid in sorted(graph_filter.masked):
+        for name in names(eid):
+            if _name_term(name):
+                terms.setdefault(normalize(name), eid)
+    return terms
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content blocks: the text ones, and anything else as JSON
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            else:
+                parts.append(_dumps(block))
+        return "\n".join(parts)
+    return _dumps(content)
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _string_args(args: Any) -> list[str]:
+    out: list[str] = []
+    stack = [args]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if len(value) >= 3:
+                out.append(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return out
+
+
+def _channels(seen: SeenInputs, question: str) -> Iterable[tuple[str, str]]:
+    """(channel, text) of every distinct message the model was given, minus what it cannot learn from."""
+    done: set[tuple[str, str]] = set()
+    for messages in seen.messages:
+        call_args: dict[str, list[str]] = {}
+        for message in messages:
+            kind = getattr(message, "type", None)
+            if kind in ("ai", "AIMessageChunk"):
+                for call in getattr(message, "tool_calls", None) or []:
+                    if call.get("id"):
+                        call_args[call["id"]] = _string_args(call.get("args"))
+                continue
+            text = _text(getattr(message, "content", message))
+            if kind == "tool":
+                name = getattr(message, "name", None) or "tool"
+                call_id = getattr(message, "tool_call_id", None)
+                ran = (call_id in seen.tool_call_ids) or seen.tool_names.get(name, 0) > 0
+                channel = f"tool '{name}'" if ran else f"cached tool result '{name}'"
+                for arg in sorted(call_args.get(call_id, ()), key=len, reverse=True):
+                    text = text.replace(arg, " ")
+            elif kind == "system":
+                channel = SYSTEM
+            else:
+                channel = NODE
+            if question:
+                text = text.replace(question, " ")
+            if text.strip() and (channel, text) not in done:
+                done.add((channel, text))
+                yield channel, text
+    for prompt in seen.prompts:
+        text = prompt.replace(question, " ") if question else prompt
+        if (PROMPT, text) not in done:
+            done.add((PROMPT, text))
+            yield PROMPT, text
+
+
+def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: Callable[[str], Sequence[str]], question: str) -> dict[str, list[str]]:
+    """``{channel: [entity ids]}`` of the hidden/masked entities the model was given in this run; ``{}`` if none."""
+    terms = _terms(graph_filter, names)
+    if not terms:
+        return {}
+    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")(?![\w-])")
+    found: dict[str, set[str]] = {}
+    for channel, text in _channels(seen, question):
+        hits = {terms[m.group(0)] for m in pattern.finditer(normalize(text))}
+        if hits:
+            found.setdefault(channel, set()).update(hits)
+    return {channel: sorted(ids) for channel, ids in sorted(found.items())}
+
+
+def describe_leaks(leaks: Mapping[str, Iterable[str]]) -> str:
+    """``"tool 'search' (m1, d1); system prompt (d1)"``."""
+    return "; ".join(f"{channel} ({', '.join(sorted(ids))})" for channel, ids in sorted(leaks.items()))
