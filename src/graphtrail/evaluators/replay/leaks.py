@@ -41,12 +41,12 @@ NODE = "message from a node that is not a tool"
 PROMPT = "prompt"
 
 
-def normalize(text: str) -> str:
-    """NFKD, combining marks dropped, case folded, whitespace runs made one space."""
+def normalize(text: str, fold: bool = True) -> str:
+    """NFKD, combining marks dropped, whitespace runs made one space; case folded unless ``fold=False``."""
     decomposed = unicodedata.normalize("NFKD", text)
     if not decomposed.isascii():
         decomposed = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(decomposed.casefold().split())
+    return " ".join((decomposed.casefold() if fold else decomposed).split())
 
 
 class EntityNames:
@@ -55,6 +55,14 @@ class EntityNames:
     def __init__(self, kg: Any = None, revealed: Mapping[str, Iterable[str]] | None = None) -> None:
         self.kg = kg
         self.revealed = {k: tuple(v) for k, v in (revealed or {}).items()}
+
+        self._visible: dict[str, tuple[str, ...]] | None = None
+
+    def visible(self) -> dict[str, tuple[str, ...]]:
+        """Names and aliases of every entity the baselines revealed (computed once)."""
+        if self._visible is None:
+            self._visible = {eid: self.of(eid) for eid in self.revealed}
+        return self._visible
 
     def of(self, eid: str) -> tuple[str, ...]:
         names = list(self.revealed.get(eid, ()))
@@ -72,20 +80,63 @@ def _name_term(name: str) -> bool:
     return len(name) >= 3 and not name.replace(".", "").replace(",", "").isdigit()
 
 
-def _terms(graph_filter: GraphFilter, names: Callable[[str], Sequence[str]]) -> dict[str, str]:
-    """normalised term -> entity id, for the hidden (ids and names) and masked (names) entities."""
-    terms: dict[str, str] = {}
+def _exact(name: str) -> bool:
+    """Codes and short names ("AND", "US", "Kim") are matched with their case: "and" is no leak of Andorra."""
+    return len(name) < 4 or (name.isupper() and len(name) <= 5)
+
+
+class _Terms:
+    """The words to look for: normalised term -> entity id (``None``: a visible name that contains one, a shield)."""
+
+    def __init__(self) -> None:
+        self.folded: dict[str, str | None] = {}
+        self.exact: dict[str, str | None] = {}
+
+    def add(self, term: str, eid: str | None, exact: bool) -> None:
+        (self.exact if exact else self.folded).setdefault(normalize(term, fold=not exact), eid)
+
+    def patterns(self) -> list[tuple[re.Pattern[str], dict[str, str | None], bool]]:
+        out = []
+        for terms, fold in ((self.folded, True), (self.exact, False)):
+            if terms:
+                alternation = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+                out.append((re.compile(r"(?<![\w-])(?:" + alternation + r")(?![\w-])"), terms, fold))
+        return out
+
+
+def _terms(graph_filter: GraphFilter, names: Callable[[str], Sequence[str]], visible: Mapping[str, Iterable[str]]) -> _Terms:
+    """Hidden entities' ids and names, masked entities' names; and visible names that contain one of them.
+
+    A visible name containing a hidden one ("Chinese Yuan" when "Chinese" is hidden,
+    "Papua New Guinea" when "Guinea" is) is matched first, so it does not count.
+    """
+    terms = _Terms()
     for eid in sorted(graph_filter.hidden):
         if _id_term(eid):
-            terms.setdefault(normalize(eid), eid)
+            terms.add(eid, eid, True)
         for name in names(eid):
             if _name_term(name):
-                terms.setdefault(normalize(name), eid)
+                terms.add(name, eid, _exact(name))
     for eid in sorted(graph_filter.masked):
         for name in names(eid):
             if _name_term(name):
-                terms.setdefault(normalize(name), eid)
+                terms.add(name, eid, _exact(name))
+    if not (terms.folded or terms.exact):
+        return terms
+    patterns = terms.patterns()
+    filtered = graph_filter.hidden | graph_filter.masked
+    for eid, shown in visible.items():
+        if eid in filtered:
+            continue
+        for name in shown:
+            if any(p.search(normalize(name, fold)) for p, _, fold in patterns):
+                terms.add(name, None, _exact(name))
     return terms
+
+
+#: A visible entity's own description is its property: deleting another entity does
+#: not rewrite it, so a name in it is no leak (JSON ``"description": "..."`` fields).
+_DESCRIPTION = re.compile(r'"description"\s*:\s*"(?:[^"\\]|\\.)*"')
 
 
 def _text(content: Any) -> str:
@@ -162,15 +213,25 @@ def _channels(seen: SeenInputs, question: str) -> Iterable[tuple[str, str]]:
             yield PROMPT, text
 
 
-def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: Callable[[str], Sequence[str]], question: str) -> dict[str, list[str]]:
-    """``{channel: [entity ids]}`` of the hidden/masked entities the model was given in this run; ``{}`` if none."""
-    terms = _terms(graph_filter, names)
-    if not terms:
+def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: Callable[[str], Sequence[str]], question: str,
+                visible: Mapping[str, Iterable[str]] | None = None) -> dict[str, list[str]]:
+    """``{channel: [entity ids]}`` of the hidden/masked entities the model was given in this run; ``{}`` if none.
+
+    ``visible``: names of entities the tools may show (id -> names), to tell a
+    visible name that contains a hidden one from the hidden one.
+    """
+    patterns = _terms(graph_filter, names, visible or {}).patterns()
+    if not patterns:
         return {}
-    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")(?![\w-])")
     found: dict[str, set[str]] = {}
     for channel, text in _channels(seen, question):
-        hits = {terms[m.group(0)] for m in pattern.finditer(normalize(text))}
+        text = _DESCRIPTION.sub(" ", text) if '"description"' in text else text
+        hits: set[str] = set()
+        for pattern, terms, fold in patterns:
+            for m in pattern.finditer(normalize(text, fold)):
+                eid = terms[m.group(0)]
+                if eid is not None:
+                    hits.add(eid)
         if hits:
             found.setdefault(channel, set()).update(hits)
     return {channel: sorted(ids) for channel, ids in sorted(found.items())}
