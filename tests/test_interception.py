@@ -143,3 +143,23 @@ def test_numeric_ids_are_checked_in_structure_not_as_text() -> None:
         assert seen_by_model(False) == {"tool 'people'": ["7"]}  # found by its name
     finally:
         unregister_tool_filter("people")
+
+
+@tool(response_format="content_and_artifact")
+def made_by(film_id: str) -> tuple[str, list[dict[str, Any]]]:
+    """One sentence that cannot be cut between the people it names."""
+    return "Director 1 and Producer 1 made Film 1.", [{"id": "d1", "name": "Director 1"}, {"id": "c1", "name": "Producer 1"},
+                                                      {"id": "m1", "name": "Film 1"}]
+
+
+def test_a_filter_that_removes_kept_entities_is_over_filtering() -> None:
+    hide_c1 = GraphFilter(hidden=frozenset({"c1"}))
+    with use_filter(hide_c1), filtering(hide_c1) as scope:
+        assert made_by.invoke({"film_id": "m1"}) == ""  # the sentence goes whole, the director and film with it
+        crew_text.invoke({"film_id": "m1"})  # cut at its line: nothing kept is lost
+    coverage = coverage_of(scope, None)
+    assert coverage["made_by"] == {"filtered": 1, "unfiltered": 0, "over_filtered": 1}
+    assert "over_filtered" not in coverage["crew_text"]
+    base = _rec("baseline", _traj(("made_by", ["d1"])), None)
+    found = condition_coverage([base, _rec("uncited_removal", None, coverage)])["uncited_removal"]
+    assert not found.valid and found.over_filtered == ["made_by"] and "'made_by'" in found.reason

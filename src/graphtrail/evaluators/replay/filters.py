@@ -237,14 +237,44 @@ def _artifact_names(artifact: Any) -> dict[str, str]:
     return names
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _cut(line: str, names_hidden: Any) -> str:
+    """``line`` without its smallest units naming a hidden entity: sentences, then "; "/", " items after a "head: "."""
+    body = line.rstrip("\r\n")
+    end = line[len(body):]
+    kept_sentences = []
+    for sentence in _SENTENCE_END.split(body):
+        if not names_hidden(sentence):
+            kept_sentences.append(sentence)
+            continue
+        head, colon, rest = sentence.partition(": ")
+        if not colon:
+            head, rest = "", sentence
+        if names_hidden(head):
+            continue  # the sentence is about the hidden entity: it goes whole
+        stop = rest[-1] if rest[-1:] in ".!?" else ""
+        rest = rest[: len(rest) - len(stop)]
+        sep = "; " if "; " in rest else ", "
+        items = [item for item in rest.split(sep) if not names_hidden(item)]
+        if items:
+            kept_sentences.append(head + colon + sep.join(items) + stop)
+    kept = " ".join(kept_sentences)
+    return kept + end if kept.strip() else ""
+
+
 def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str]) -> str:
-    """Heuristic for free text: drop lines naming a hidden entity, replace masked names."""
+    """Heuristic for free text: cut the smallest unit naming a hidden entity (line, sentence, list item); mask names."""
     def pattern(term: str) -> re.Pattern[str]:
         return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
 
     hidden_terms = [pattern(t) for e in f.hidden for t in (e, names.get(e)) if t]
-    kept = [line for line in split_lines(text, keepends=True) if not any(p.search(line) for p in hidden_terms)]
-    out = "".join(kept)
+
+    def names_hidden(part: str) -> bool:
+        return any(p.search(part) for p in hidden_terms)
+
+    out = "".join(_cut(line, names_hidden) if names_hidden(line) else line for line in split_lines(text, keepends=True))
     for eid in f.masked:
         name = names.get(eid)
         if name:

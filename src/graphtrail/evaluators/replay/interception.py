@@ -110,7 +110,9 @@ def coverage_of(scope: FilterScope | None, trajectory: Any) -> dict[str, dict[st
         return None
     steps: Counter[str] = Counter(step.tool for step in getattr(trajectory, "steps", None) or [])
     out: dict[str, dict[str, int]] = {}
-    for tool in sorted(set(steps) | set(scope.routed)):
+    for tool in sorted(set(steps) | set(scope.routed) | set(scope.over_filtered)):
         routed = scope.routed[tool]
         out[tool] = {"filtered": routed, "unfiltered": max(steps[tool] - routed, 0)}
+        if scope.over_filtered[tool]:
+            out[tool]["over_filtered"] = scope.over_filtered[tool]
     return out

@@ -30,6 +30,8 @@ class FilterScope:
         #: id -> name of entities the baseline run saw; lets the plain-text filter drop lines naming them.
         self.names = dict(names or {})
         self.routed: Counter[str] = Counter()
+        #: tool -> calls whose filter removed entities the condition keeps (:mod:`.overfilter`)
+        self.over_filtered: Counter[str] = Counter()
         self._lock = threading.Lock()
         # id(tool) -> (tool, its proxy): a run calls the same tools again and again, and a
         # fresh proxy would recompute LangChain's per-instance caches on every call. Held
@@ -45,6 +47,10 @@ class FilterScope:
         with self._lock:
             self._proxies[id(tool)] = (tool, wrapped)
         return wrapped
+
+    def over_filtered_call(self, tool: str, lost: list[str]) -> None:
+        with self._lock:
+            self.over_filtered[tool] += 1
 
     def count(self, tool: str) -> None:
         with self._lock:

@@ -26,7 +26,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools.base import _get_runnable_config_param
 
 from ...kg.views import active_filter
-from .filters import filter_tool_output
+from .filters import _artifact_names, filter_tool_output
+from .overfilter import lost_entities, model_text
 from .scope import current_scope
 
 __all__ = ["FilteredTool", "wrap_tool", "wrap_agent_tools", "AblationMiddleware", "is_graphtrail_tool"]
@@ -99,13 +100,22 @@ class FilteredTool(BaseTool):
 
     def _apply(self, output: Any) -> Any:
         scope = current_scope()
+        graph_filter = active_filter()
+        pair = self.response_format == "content_and_artifact"
         filtered = filter_tool_output(
             self.name,
             output,
-            active_filter(),
-            content_and_artifact=self.response_format == "content_and_artifact",
+            graph_filter,
+            content_and_artifact=pair,
             names=scope.names if scope is not None else None,
         )
+        if scope is not None and graph_filter is not None and filtered is not output:
+            # the over-filtering check: nothing the condition keeps may vanish from what the model reads
+            names = {**scope.names, **_artifact_names(output[1] if pair and isinstance(output, tuple) else
+                                                      getattr(output, "artifact", None))}
+            lost = lost_entities(model_text(output, pair), model_text(filtered, pair), names, graph_filter)
+            if lost:
+                scope.over_filtered_call(self.name, lost)
         return filtered
 
     def _run(

@@ -46,6 +46,9 @@ FIX_HINT = (
     "graphtrail.evaluators.wrap_tool(tool) and call the tool in the run's context (not in a bare thread)"
 )
 
+#: The start of the reason of a condition whose filter removed more than it hid.
+OVER_FILTERED = "the filter could not cut out only the hidden entities from tool"
+
 #: The start of the reason of a condition whose model was given what it hid.
 LEAKED = "the model was given hidden or masked entities"
 
@@ -62,6 +65,7 @@ class ConditionCoverage:
     filtered: int = 0
     unfiltered: int = 0
     escaped: list[str] = field(default_factory=list)  # tools that revealed entities at baseline and escaped here
+    over_filtered: list[str] = field(default_factory=list)  # tools whose filter removed entities the condition keeps
     leaks: dict[str, set[str]] = field(default_factory=dict)  # channel -> hidden/masked ids the model was given
     leaked_runs: int = 0
     runs: int = 0
@@ -95,6 +99,7 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
     anything_revealed = any(revealing.values())
     out: dict[str, ConditionCoverage] = defaultdict(ConditionCoverage)
     escaped: dict[str, set[str]] = defaultdict(set)
+    over: dict[str, set[str]] = defaultdict(set)
     for r in recs:
         cond = r.key.condition
         if cond == "baseline":
@@ -109,14 +114,22 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
             cov.filtered += counts.get("filtered", 0)
             unfiltered = counts.get("unfiltered", 0)
             cov.unfiltered += unfiltered
+            if counts.get("over_filtered"):
+                over[cond].add(tool)
             if unfiltered and tool in revealing.get(r.key.question_id, ()):
                 escaped[cond].add(tool)
     for cond, cov in out.items():
         cov.escaped = sorted(escaped.get(cond, ()))
+        cov.over_filtered = sorted(over.get(cond, ()))
         if cov.leaks:
             channels = "; ".join(f"{ch} ({', '.join(sorted(ids)[:5])}{', ...' if len(ids) > 5 else ''})"
                                  for ch, ids in sorted(cov.leaks.items()))
             cov.reason = (f"{LEAKED} in {cov.leaked_runs} of {cov.runs} run(s), through: {channels}")
+        elif cov.over_filtered:
+            tools = ", ".join(repr(t) for t in cov.over_filtered)
+            cov.reason = (f"{OVER_FILTERED} {tools}: its filtered output lost entities this condition keeps, so the "
+                          "model saw less than the ablated graph shows; register a filter for it "
+                          "(graphtrail.evaluators.register_tool_filter) or ablate at the data source")
         elif cov.escaped:
             tools = ", ".join(repr(t) for t in cov.escaped)
             cov.reason = f"tool(s) {tools} revealed entities at baseline but ran unfiltered under this condition"
@@ -153,7 +166,7 @@ def banner_sentences(report: "ReportTables") -> list[str]:
     escaped = sorted({t for r in bad for t in r.escaped_tools})
     if escaped:
         out.append(f"Tools that escaped filtering: {', '.join(escaped)}. To fix: {FIX_HINT}.")
-    leaked = [r for r in bad if (r.invalid_reason or "").startswith(LEAKED)]
+    leaked = [r for r in bad if (r.invalid_reason or "").startswith((LEAKED, OVER_FILTERED))]
     for r in leaked:
         out.append(f"{r.label}: {r.invalid_reason}.")
     if any(r.invalid_reason == NOTHING_REVEALED for r in bad):

@@ -1,0 +1,200 @@
+"""Every condition ``evaluate`` marks valid equals the agent rerun on really-ablated data (the oracle).
+
+For each agent style (those of test_agents_filtered.py, and styles the
+LangChain docs write today: a caching ``@wrap_tool_call`` middleware, a
+``@dynamic_prompt`` that writes graph facts into the system prompt, a tool that
+answers with one line of prose beside an artifact), every run of every valid
+condition is rerun by a fresh agent on data without the run's entities
+(tests/foreign/oracle.py). Where graphtrail's filter cannot make the agent see
+the ablated graph, the condition must be invalid, with the channel named.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRequest, dynamic_prompt, wrap_tool_call
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
+
+from graphtrail.evaluators import evaluate
+from tests.fakes import ScriptedChatModel, tool_call
+
+from .oracle import check_against_oracle
+from .test_agents_filtered import BasicToolNode, subgraph_agent, tutorial_agent
+from .world import REMOVED, Spy, crew_of, dict_tools, make_model, questions, search_rows, string_tools
+
+pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+
+CONDITIONS = ["cited_removal", "random_removal", "full_isolation", "uncited_removal", "uncited_mask", "leave_one_out"]
+OPTIONS: dict[str, Any] = {"conditions": CONDITIONS, "baseline_repeats": 1, "progress": False, "n_boot": 50,
+                           "paper_reference": False, "concurrency": 2}
+
+
+def _evaluate(build: Any, out: Path, n: int = 2) -> Any:
+    return evaluate(build(), questions(n), out_dir=out, **OPTIONS)
+
+
+# ---------------------------------------------------------------- the styles test_agents_filtered.py covers
+
+
+def _react() -> Any:
+    return create_react_agent(make_model(Spy()), string_tools())
+
+
+def _submit() -> Any:
+    return create_agent(make_model(Spy(), style="submit"), dict_tools(with_submit=True), name="films")
+
+
+def _tutorial() -> Any:
+    tools = dict_tools()
+    return tutorial_agent(make_model(Spy()), BasicToolNode(tools), tools)
+
+
+def _prebuilt_node() -> Any:
+    tools = dict_tools()
+    llm = make_model(Spy()).bind_tools(tools)
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda s: {"messages": [llm.invoke(s["messages"])]})
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder.compile()
+
+
+def _subgraph() -> Any:
+    return subgraph_agent(Spy())
+
+
+@pytest.mark.parametrize("build", [_react, _submit, _tutorial, _prebuilt_node, _subgraph],
+                         ids=["create_react_agent", "create_agent+submit", "tutorial_node", "prebuilt_tool_node", "subgraph"])
+def test_valid_conditions_equal_the_oracle(build: Any, tmp_path: Path) -> None:
+    report = _evaluate(build, tmp_path)
+    assert all(row.valid for row in report.conditions), [(r.condition, r.invalid_reason) for r in report.conditions]
+    checked = check_against_oracle(report, tmp_path, build)
+    assert set(checked) == set(CONDITIONS)  # every condition ran and was checked
+
+
+# ---------------------------------------------------------------- a caching tool middleware
+
+
+def _caching_agent() -> Any:
+    """The docs' caching pattern: a @wrap_tool_call middleware answering repeated calls from a dict."""
+    cache: dict[str, ToolMessage] = {}
+
+    @wrap_tool_call
+    async def cache_tool_results(request: Any, handler: Any) -> Any:
+        key = request.tool_call["name"] + json.dumps(request.tool_call["args"], sort_keys=True)
+        if key in cache:
+            hit = cache[key]
+            return ToolMessage(content=hit.content, name=hit.name, tool_call_id=request.tool_call["id"])
+        result = await handler(request)
+        cache[key] = result
+        return result
+
+    return create_agent(make_model(Spy()), dict_tools(), middleware=[cache_tool_results], name="cached-films")
+
+
+def test_cached_tool_results_make_conditions_invalid(tmp_path: Path) -> None:
+    report = _evaluate(_caching_agent, tmp_path)
+    for name in ("cited_removal", "uncited_removal", "full_isolation"):
+        row = report.condition(name)
+        assert not row.valid and "cached tool result" in row.invalid_reason, (name, row.invalid_reason)
+        assert row.tool_calls_unfiltered == 0  # nothing escaped the filter: the cache bypassed the tools
+    check_against_oracle(report, tmp_path, _caching_agent)  # whatever stays valid is right
+
+
+# ---------------------------------------------------------------- graph facts in a dynamic system prompt
+
+
+def _prompting_agent() -> Any:
+    """A @dynamic_prompt writes what the graph knows about the asked film into the system prompt."""
+
+    @dynamic_prompt
+    def graph_facts(request: ModelRequest) -> str:
+        question = str(request.state["messages"][0].content)
+        facts = []
+        for row in search_rows(question):
+            crew = crew_of(row["id"])
+            facts += [f"{p['name']} ({p['id']}) is the {p['role']} of {row['name']} ({row['id']})." for p in crew["entities"]]
+        return "You answer questions about films. Known facts: " + " ".join(facts)
+
+    return create_agent(make_model(Spy()), dict_tools(), middleware=[graph_facts], name="prompted-films")
+
+
+def test_graph_facts_in_the_system_prompt_make_conditions_invalid(tmp_path: Path) -> None:
+    report = _evaluate(_prompting_agent, tmp_path)
+    for name in ("cited_removal", "uncited_removal", "uncited_mask", "full_isolation"):
+        row = report.condition(name)
+        assert not row.valid and "system prompt" in row.invalid_reason, (name, row.invalid_reason)
+    md = (tmp_path / "report.md").read_text()
+    assert "system prompt" in md
+    check_against_oracle(report, tmp_path, _prompting_agent)
+
+
+# ---------------------------------------------------------------- one line of prose, and an artifact
+
+
+@tool(response_format="content_and_artifact")
+def film_crew(film_id: str) -> tuple[str, dict[str, Any]]:
+    """The people who made a film, as one line of text."""
+    data = crew_of(film_id)
+    if not data["entities"]:
+        return "No crew found.", data
+    title = next((r["name"] for r in search_rows(f"Film {film_id[1:]}")), film_id)
+    people = "; ".join(f"{p['name']} ({p['role']})" for p in data["entities"])
+    return f"{title} crew: {people}.", data
+
+
+@tool
+def find_film(query: str) -> str:
+    """Find a film by title."""
+    return json.dumps(search_rows(query))
+
+
+def _prose_policy(messages: list[BaseMessage]) -> AIMessage:
+    question = next(str(m.content) for m in messages if m.type == "human")
+    results = [m for m in messages if isinstance(m, ToolMessage)]
+    if not results:
+        return AIMessage(content="", tool_calls=[tool_call("find_film", {"query": question}, "c1")])
+    films = json.loads(results[0].content)
+    if not films:
+        return AIMessage(content="I don't know.")
+    if len(results) == 1:
+        return AIMessage(content="", tool_calls=[tool_call("film_crew", {"film_id": films[0]["id"]}, "c2")])
+    m = re.search(r"([^:;]+?) \(director\)", str(results[1].content))
+    if m is None:
+        return AIMessage(content=f"I don't know who directed {films[0]['name']}.")
+    return AIMessage(content=f"{films[0]['name']} was directed by {m.group(1).strip()}.")
+
+
+def _prose_agent() -> Any:
+    return create_agent(ScriptedChatModel(policy=_prose_policy), [find_film, film_crew], name="prose-films")
+
+
+def test_one_line_prose_reply_is_cut_at_the_item_and_equals_the_oracle(tmp_path: Path) -> None:
+    report = _evaluate(_prose_agent, tmp_path)
+    assert report.condition("baseline").accuracy == 1.0
+    uncited = report.condition("uncited_removal")  # the producer goes, the director's item stays
+    assert uncited.valid and uncited.accuracy == 1.0, uncited.invalid_reason
+    assert report.condition("cited_removal").accuracy == 0.0
+    checked = check_against_oracle(report, tmp_path, _prose_agent)
+    assert checked.get("uncited_removal") == 2 and checked.get("leave_one_out")
+
+
+def test_the_world_really_ablates() -> None:
+    """The oracle's data: deleting the director takes him out of every tool, and nothing else."""
+    token = REMOVED.set((frozenset({"d1"}), frozenset()))
+    try:
+        assert [e["id"] for e in crew_of("m1")["entities"]] == ["c1"]
+        assert film_crew.invoke({"film_id": "m1"}) == "Film 1 crew: Producer 1 (producer)."
+    finally:
+        REMOVED.reset(token)
