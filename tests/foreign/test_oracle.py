@@ -198,3 +198,48 @@ def test_the_world_really_ablates() -> None:
         assert film_crew.invoke({"film_id": "m1"}) == "Film 1 crew: Producer 1 (producer)."
     finally:
         REMOVED.reset(token)
+
+
+# ---------------------------------------------------------------- sync-only and failing agents
+
+
+def _sync_middleware_agent() -> Any:
+    """A sync @wrap_tool_call (no async version): ainvoke raises NotImplementedError, invoke works."""
+
+    @wrap_tool_call
+    def log_tool_calls(request: Any, handler: Any) -> Any:
+        return handler(request)
+
+    return create_agent(make_model(Spy()), dict_tools(), middleware=[log_tool_calls], name="sync-films")
+
+
+def test_sync_only_agent_runs_through_invoke_and_equals_the_oracle(tmp_path: Path) -> None:
+    report = _evaluate(_sync_middleware_agent, tmp_path)
+    base = report.condition("baseline")
+    assert base.accuracy == 1.0 and not base.error_rate and base.valid
+    assert all(row.valid for row in report.conditions), [(r.condition, r.invalid_reason) for r in report.conditions]
+    assert set(check_against_oracle(report, tmp_path, _sync_middleware_agent)) == set(CONDITIONS)
+
+
+def _failing_policy(messages: list[BaseMessage]) -> AIMessage:
+    if "Film 2" in str(messages[0].content):
+        raise RuntimeError("the model provider is down")
+    return make_model(Spy()).policy(messages)
+
+
+def test_failed_runs_are_errors_and_invalidate_the_condition(tmp_path: Path) -> None:
+    agent = create_agent(ScriptedChatModel(policy=_failing_policy), dict_tools(), name="flaky-films")
+    report = evaluate(agent, questions(2), out_dir=tmp_path, **{**OPTIONS, "conditions": ["uncited_removal"]})
+    base = report.condition("baseline")
+    assert base.error_rate == 0.5 and "the model provider is down" in base.first_error
+    assert not base.valid and "1 of 2 run(s) failed with an error" in base.invalid_reason
+    assert base.accuracy == 1.0  # the failed run is an error, not a wrong answer
+    md = (tmp_path / "report.md").read_text()
+    assert "failed with an error" in md and "the model provider is down" in md
+    assert any("Runs failed with an error (Baseline 50%" in f for f in report_findings(report))
+
+
+def report_findings(report: Any) -> list[str]:
+    from graphtrail.evaluators.scoring.findings import findings
+
+    return findings(report)

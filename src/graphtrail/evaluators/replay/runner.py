@@ -126,18 +126,30 @@ class AgentRunner:
       ``input_builder(question)`` (default ``{"messages": [("user", q)]}``);
     - async callables are awaited with the question text;
     - sync callables run in a worker thread (``asyncio.to_thread`` copies the
-      context, so filters and scopes follow them).
+      context, so filters and scopes follow them);
+    - a Runnable without a working async path (e.g. a sync-only ``@wrap_tool_call``
+      middleware, whose ``ainvoke`` raises ``NotImplementedError``) runs through
+      ``invoke`` in a worker thread with the context copied, from then on.
     """
 
     def __init__(self, agent: Any, input_builder: Callable[[str], Any] | None = None) -> None:
         self.agent = agent
         self.input_builder = input_builder
+        self.sync_only = False  # set once ``ainvoke`` said it cannot run: ``invoke`` in a worker thread
 
     async def __call__(self, question: str) -> Any:
         agent = self.agent
         if hasattr(agent, "ainvoke"):
             payload = (self.input_builder or default_input)(question)
-            return await agent.ainvoke(payload)
+            if self.sync_only:
+                return await asyncio.to_thread(agent.invoke, payload)
+            try:
+                return await agent.ainvoke(payload)
+            except NotImplementedError:
+                if not hasattr(agent, "invoke"):
+                    raise
+                self.sync_only = True
+                return await asyncio.to_thread(agent.invoke, payload)
         payload = self.input_builder(question) if self.input_builder else question
         if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
             return await agent(payload)

@@ -46,6 +46,15 @@ FIX_HINT = (
     "graphtrail.evaluators.wrap_tool(tool) and call the tool in the run's context (not in a bare thread)"
 )
 
+#: A condition with more failed runs than this share is invalid: failed runs are errors, not wrong answers.
+MAX_ERROR_RATE = 0.1
+
+
+def _short(text: str | None, limit: int = 200) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 #: The start of the reason of a condition whose filter removed more than it hid.
 OVER_FILTERED = "the filter could not cut out only the hidden entities from tool"
 
@@ -69,6 +78,12 @@ class ConditionCoverage:
     leaks: dict[str, set[str]] = field(default_factory=dict)  # channel -> hidden/masked ids the model was given
     leaked_runs: int = 0
     runs: int = 0
+    errors: int = 0
+    first_error: str | None = None
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.runs if self.runs else None
     reason: str | None = None
 
     @property
@@ -92,7 +107,10 @@ def _baselines(records: Sequence[RunRecord]) -> dict[str, RunRecord]:
 
 
 def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCoverage]:
-    """Per non-baseline condition present in ``records``: its filtered/unfiltered calls and validity."""
+    """Per condition present in ``records``: its filtered/unfiltered calls, errors and validity.
+
+    The baseline is judged only on its error rate (it filters nothing).
+    """
     recs = list(records)
     baselines = _baselines(recs)
     revealing = {q: _revealing_tools(r) for q, r in baselines.items()}
@@ -102,10 +120,13 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
     over: dict[str, set[str]] = defaultdict(set)
     for r in recs:
         cond = r.key.condition
-        if cond == "baseline":
-            continue
         cov = out[cond]
         cov.runs += 1
+        if r.status == "error":
+            cov.errors += 1
+            cov.first_error = cov.first_error or r.error
+        if cond == "baseline":
+            continue
         if r.input_leaks:
             cov.leaked_runs += 1
             for channel, ids in r.input_leaks.items():
@@ -121,7 +142,12 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
     for cond, cov in out.items():
         cov.escaped = sorted(escaped.get(cond, ()))
         cov.over_filtered = sorted(over.get(cond, ()))
-        if cov.leaks:
+        if cov.errors and cov.errors / cov.runs > MAX_ERROR_RATE:
+            cov.reason = (f"{cov.errors} of {cov.runs} run(s) failed with an error ({cov.errors / cov.runs:.0%}, above the "
+                          f"{MAX_ERROR_RATE:.0%} graphtrail accepts); first error: {_short(cov.first_error)}")
+        elif cond == "baseline":
+            pass
+        elif cov.leaks:
             channels = "; ".join(f"{ch} ({', '.join(sorted(ids)[:5])}{', ...' if len(ids) > 5 else ''})"
                                  for ch, ids in sorted(cov.leaks.items()))
             cov.reason = (f"{LEAKED} in {cov.leaked_runs} of {cov.runs} run(s), through: {channels}")
@@ -145,6 +171,10 @@ def mark_rows(rows: Sequence["ConditionRow"], records: Iterable[RunRecord]) -> N
         cov = found.get(row.condition)
         if cov is None:
             continue
+        row.error_rate, row.first_error = cov.error_rate, cov.first_error
+        if row.condition == "baseline":
+            row.valid, row.invalid_reason = cov.valid, cov.reason
+            continue
         row.tool_calls_filtered, row.tool_calls_unfiltered = cov.filtered, cov.unfiltered
         row.escaped_tools = list(cov.escaped)
         row.valid = cov.valid
@@ -166,7 +196,7 @@ def banner_sentences(report: "ReportTables") -> list[str]:
     escaped = sorted({t for r in bad for t in r.escaped_tools})
     if escaped:
         out.append(f"Tools that escaped filtering: {', '.join(escaped)}. To fix: {FIX_HINT}.")
-    leaked = [r for r in bad if (r.invalid_reason or "").startswith((LEAKED, OVER_FILTERED))]
+    leaked = [r for r in bad if (r.invalid_reason or "").startswith((LEAKED, OVER_FILTERED)) or "failed with an error" in (r.invalid_reason or "")]
     for r in leaked:
         out.append(f"{r.label}: {r.invalid_reason}.")
     if any(r.invalid_reason == NOTHING_REVEALED for r in bad):
