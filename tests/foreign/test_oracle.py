@@ -243,3 +243,27 @@ def report_findings(report: Any) -> list[str]:
     from graphtrail.evaluators.scoring.findings import findings
 
     return findings(report)
+
+
+# ---------------------------------------------------------------- the model is what was observed
+
+
+def test_the_header_names_the_observed_model_and_resume_with_another_reruns(tmp_path: Path) -> None:
+    first = Spy()
+    report = evaluate(create_agent(make_model(first), dict_tools()), questions(1), out_dir=tmp_path, model_name="films",
+                      **{**OPTIONS, "conditions": ["uncited_removal"]})
+    assert report.meta["model"] == "scriptedchatmodel/scripted-films" and report.meta["model_name"] == "films"
+    assert "model: scriptedchatmodel/scripted-films" in (tmp_path / "report.md").read_text()
+    calls = len(first.seen)
+    # the same model again: everything comes from the cache (the one probe run is answered by prefix reuse)
+    evaluate(create_agent(make_model(first), dict_tools()), questions(1), out_dir=tmp_path, model_name="films", resume=True,
+             **{**OPTIONS, "conditions": ["uncited_removal"]})
+    assert len(first.seen) == calls
+    # another model under the same name: every run is made again, by it
+    other = Spy()
+    model = make_model(other)
+    model.model_name = "scripted-films-v2"
+    report = evaluate(create_agent(model, dict_tools()), questions(1), out_dir=tmp_path, model_name="films", resume=True,
+                      **{**OPTIONS, "conditions": ["uncited_removal"]})
+    assert len(other.seen) == 4  # the baseline (3 calls) and uncited removal (1 call after its divergence; 2 reused)
+    assert report.meta["model"] == "scriptedchatmodel/scripted-films-v2"

@@ -136,6 +136,9 @@ class AgentRunner:
         self.agent = agent
         self.input_builder = input_builder
         self.sync_only = False  # set once ``ainvoke`` said it cannot run: ``invoke`` in a worker thread
+        #: the model this evaluation's fresh runs saw (RunRecord.model_seen); cached runs of another are re-run
+        self.observed: str | None = None
+        self._probe: asyncio.Event | None = None  # set while one fresh run learns ``observed`` on resume
 
     async def __call__(self, question: str) -> Any:
         agent = self.agent
@@ -235,7 +238,8 @@ def _record(
         divergence_step=counters.divergence_step,
         wall_time_s=wall,
         tool_coverage=tool_coverage,
-        input_leaks=_leaks(job, seen),
+        input_leaks=_leaks(job, seen) if not job.graph_filter.is_empty else None,
+        model_seen=("; ".join(sorted(seen.models)) or None) if seen is not None else None,
         trace_id=trajectory.trace_id if trajectory is not None else None,
         baseline_trace_id=baseline.trace_id if baseline is not None and job.key.condition != "baseline" else None,
         trajectory=trajectory,
@@ -243,7 +247,7 @@ def _record(
 
 
 def _leaks(job: ReplayJob, seen: SeenInputs | None) -> dict[str, list[str]] | None:
-    """The model-input check of a filtered run (:mod:`.leaks`); None for unfiltered runs."""
+    """The model-input check of a filtered run (:mod:`.leaks`)."""
     if seen is None:
         return None
     names = job.names or EntityNames(revealed={k: [v] for k, v in (job.baseline.entity_names if job.baseline else {}).items()})
@@ -262,7 +266,7 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
         if not job.graph_filter.is_empty:  # every tool call of the run goes through the filter
             names = job.baseline.entity_names if job.baseline is not None else None
             scope = stack.enter_context(filtering(job.graph_filter, names))
-            seen = stack.enter_context(recording())  # what the model was given: the leak check reads it
+        seen = stack.enter_context(recording())  # what the model was given and which model answered
         stack.enter_context(use_trial(job.key.trial))  # sampled (simulated) models draw trial k's sample
         counters = (
             stack.enter_context(reuse_scope(reuse_cache, job.namespace)) if reuse_cache is not None else RunCounters()
@@ -280,6 +284,30 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
 
 
 Score = Callable[[RunRecord], Awaitable[RunRecord]]
+
+
+def _observe(runner: AgentRunner, record: RunRecord) -> None:
+    """The first fresh run that saw a model call names the model of this evaluation."""
+    if runner.observed is None and record.model_seen:
+        runner.observed = record.model_seen
+    if runner._probe is not None and not runner._probe.is_set():
+        runner._probe.set()
+
+
+async def _same_model(runner: AgentRunner, cached: RunRecord) -> bool:
+    """Whether a cached run was answered by the model answering now (resume with another model re-runs).
+
+    Until a fresh run of this evaluation has seen the model, the first cached run
+    found is run again to see it (one run), and the others wait for it.
+    """
+    if cached.model_seen is None:
+        return True  # no model call was seen then (or an old record): nothing to compare
+    if runner.observed is None:
+        if runner._probe is None:
+            runner._probe = asyncio.Event()
+            return False  # this one runs fresh: it tells which model answers now
+        await runner._probe.wait()
+    return runner.observed is None or cached.model_seen == runner.observed
 
 
 async def replay(
@@ -310,6 +338,8 @@ async def replay(
 
     async def one(i: int, job: ReplayJob) -> None:
         cached = cache.done(job.key)
+        if cached is not None and not await _same_model(runner, cached):
+            cached = None
         if cached is not None:
             results[i] = cached
             if on_done is not None:
@@ -317,6 +347,7 @@ async def replay(
             return
         async with semaphore:
             record = await run_job(runner, job, reuse_cache)
+        _observe(runner, record)
         if score is not None:
             record = await score(record)
         cache.add(record)
