@@ -267,3 +267,35 @@ def test_the_header_names_the_observed_model_and_resume_with_another_reruns(tmp_
                       **{**OPTIONS, "conditions": ["uncited_removal"]})
     assert len(other.seen) == 4  # the baseline (3 calls) and uncited removal (1 call after its divergence; 2 reused)
     assert report.meta["model"] == "scriptedchatmodel/scripted-films-v2"
+
+
+# ---------------------------------------------------------------- controls that are controls
+
+
+def test_without_a_kg_random_removal_draws_from_what_other_runs_revealed(tmp_path: Path) -> None:
+    from .oracle import load_records
+
+    _evaluate(_react, tmp_path, n=3)
+    for record in load_records(tmp_path):
+        if record.key.condition == "random_removal":
+            i = record.key.question_id[1:]
+            assert len(record.hidden) == 2 and not set(record.hidden) & {f"m{i}", f"d{i}", f"c{i}"}  # never its own visited
+            assert {h[0] for h in record.hidden} <= {"m", "d", "c"}  # a film for the film, a person for the person
+            assert any(h.startswith("m") for h in record.hidden)
+
+
+def test_too_small_a_pool_is_no_control(tmp_path: Path) -> None:
+    from graphtrail.evaluators.replay.ablations import NO_RANDOM_CONTROL
+
+    report = _evaluate(_react, tmp_path, n=1)  # one question: every revealed entity is its own visited one
+    row = report.condition("random_removal")
+    assert row.not_applicable == NO_RANDOM_CONTROL and row.accuracy is None and row.n_runs == 0
+    assert "no random control possible" in (tmp_path / "report.md").read_text()
+
+
+def test_a_kg_that_is_not_the_agents_graph_is_refused() -> None:
+    from graphtrail.agents import load_kg
+    from graphtrail.evaluators import EvaluationError
+
+    with pytest.raises(EvaluationError, match=r"the KG 'countries' shares 0 of the \d+ entities the agent's tools revealed"):
+        evaluate(_react(), questions(1), load_kg("countries"), **OPTIONS)
