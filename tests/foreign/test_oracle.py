@@ -299,3 +299,28 @@ def test_a_kg_that_is_not_the_agents_graph_is_refused() -> None:
 
     with pytest.raises(EvaluationError, match=r"the KG 'countries' shares 0 of the \d+ entities the agent's tools revealed"):
         evaluate(_react(), questions(1), load_kg("countries"), **OPTIONS)
+
+
+def cli_agent(kg: Any = None) -> Any:
+    """``graphtrail eval --agent tests.foreign.test_oracle:cli_agent`` (no KG needed)."""
+    return _react()
+
+
+def test_cli_eval_of_an_own_agent_needs_no_kg_and_refuses_a_foreign_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphtrail.cli import main
+
+    qfile = tmp_path / "films.jsonl"
+    qfile.write_text("".join(json.dumps(q) + "\n" for q in questions(2)), encoding="utf-8")
+    base = ["eval", "-q", str(qfile), "-c", "baseline,uncited_removal,random_removal", "--trials", "1"]
+    assert main([*base, "--agent", "tests.foreign.test_oracle:cli_agent", "--out", str(tmp_path / "own")]) == 0, capsys.readouterr().err
+    saved = json.loads((tmp_path / "own" / "results.json").read_text())
+    assert {c["condition"]: c["valid"] for c in saved["conditions"]} == {"baseline": True, "uncited_removal": True, "random_removal": True}
+    capsys.readouterr()
+
+    assert main([*base, "--out", str(tmp_path / "nokg")]) == 2  # the reference agents need a graph
+    err = capsys.readouterr().err.strip()
+    assert "--kg is missing" in err and "Traceback" not in err
+
+    code = main([*base, "--agent", "tests.foreign.test_oracle:cli_agent", "--kg", "countries", "--out", str(tmp_path / "wrong")])
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert code == 2 and len(err) == 1 and "shares 0 of the" in err[0], err

@@ -105,11 +105,14 @@ def run(
 
 
 # ----------------------------------------------------------------------- eval
+EvalKgOpt = Annotated[Optional[str], typer.Option("--kg", help="Bundled KG name, or a triples TSV/CSV, node-link JSON, GraphML file, or GraphRAG output folder. Optional with --agent (your agent reads its own graph; the random control then draws from what its tools revealed).")]
+
+
 @app.command("eval")
 def eval_(
-    kg: KgOpt,
     questions: QuestionsOpt,
     out: OutOpt,
+    kg: EvalKgOpt = None,
     agent: AgentOpt = None,
     variant: VariantOpt = None,
     model: ModelOpt = None,
@@ -138,6 +141,8 @@ def eval_(
     from .inputs import guard_out_dir, parse_conditions
 
     spec = _check_agent_inputs(agent, variant, model)
+    if kg is None and not agent:
+        raise InputError("--kg is missing: the reference agents read a knowledge graph", "pass --kg countries (or your graph), or --agent FILE.py:FACTORY")
     chosen = parse_conditions(conditions, CONDITIONS)
     if citations not in (None, "names", "markers"):
         raise InputError(f"--citations {citations!r} is not a citation mode", "use --citations names or --citations markers")
