@@ -66,6 +66,11 @@ def register_tool_filter(tool_name: str, fn: ToolFilter) -> None:
     _REGISTRY[tool_name] = fn
 
 
+def is_registered(tool_name: str) -> bool:
+    """Whether ``tool_name`` has a registered filter (which then decides alone what the tool shows)."""
+    return tool_name in _REGISTRY
+
+
 def unregister_tool_filter(tool_name: str) -> None:
     _REGISTRY.pop(tool_name, None)
 
@@ -308,6 +313,12 @@ def filter_tool_output(
     if registered is not None:
         return registered(output, graph_filter)
     known = dict(names or {})
+    if graph_filter.masked:  # masked names go everywhere, nested values included (names.mask_everywhere)
+        from .names import mask_everywhere
+
+        artifact = output.artifact if isinstance(output, ToolMessage) else (
+            output[1] if content_and_artifact and isinstance(output, tuple) and len(output) == 2 else None)
+        output = mask_everywhere(output, graph_filter, {**_artifact_names(artifact), **known})
     if isinstance(output, ToolMessage):
         names = {**known, **_artifact_names(output.artifact)}
         return output.model_copy(

@@ -26,7 +26,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools.base import _get_runnable_config_param
 
 from ...kg.views import active_filter
-from .filters import _artifact_names, filter_tool_output
+from .filters import _artifact_names, filter_tool_output, is_registered
+from .names import absent_arguments, restore
 from .overfilter import lost_entities, model_text
 from .scope import current_scope
 
@@ -118,6 +119,15 @@ class FilteredTool(BaseTool):
                 scope.over_filtered_call(self.name, lost)
         return filtered
 
+    def _absent(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[str]]:
+        """Arguments naming a hidden entity made absent (:mod:`.names`): the tool answers as if it were gone."""
+        scope = current_scope()
+        graph_filter = active_filter()
+        if scope is None or graph_filter is None or is_registered(self.name):
+            return args, kwargs, []
+        found = absent_arguments(args, kwargs, graph_filter, scope.names)
+        return found if found is not None else (args, kwargs, [])
+
     def _run(
         self,
         *args: Any,
@@ -126,7 +136,9 @@ class FilteredTool(BaseTool):
         **kwargs: Any,
     ) -> Any:
         fn = self.inner._run
-        return self._apply(fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        args, kwargs, replaced = self._absent(args, kwargs)
+        output = fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager))
+        return self._apply(restore(output, replaced) if replaced else output)
 
     async def _arun(
         self,
@@ -136,7 +148,9 @@ class FilteredTool(BaseTool):
         **kwargs: Any,
     ) -> Any:
         fn = self.inner._arun
-        return self._apply(await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        args, kwargs, replaced = self._absent(args, kwargs)
+        output = await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager))
+        return self._apply(restore(output, replaced) if replaced else output)
 
 
 def wrap_tool(tool: BaseTool) -> BaseTool:
