@@ -163,3 +163,14 @@ def test_a_filter_that_removes_kept_entities_is_over_filtering() -> None:
     base = _rec("baseline", _traj(("made_by", ["d1"])), None)
     found = condition_coverage([base, _rec("uncited_removal", None, coverage)])["uncited_removal"]
     assert not found.valid and found.over_filtered == ["made_by"] and "'made_by'" in found.reason
+
+
+def test_masked_names_go_everywhere_and_relationship_tuples_go_whole() -> None:
+    from graphtrail.evaluators.replay.filters import filter_tool_output
+
+    record = [{"p": {"name": "Director 1"}, "r": [{"name": "Director 1"}, "DIRECTED", {"name": "Film 1"}], "note": "by Director 1"}]
+    masked = filter_tool_output("q", record, GraphFilter(masked=frozenset({"d1"})), names={"d1": "Director 1"})
+    assert "Director 1" not in json.dumps(masked) and json.dumps(masked).count("[masked entity] d1") == 3
+    rels = {"title": "Film 1", "relations": [["DIRECTED_BY", {"name": "Director 1"}], ["PRODUCED_BY", {"name": "Producer 1"}]]}
+    hidden = filter_tool_output("q", rels, GraphFilter(hidden=frozenset({"Director 1"})))
+    assert hidden["relations"] == [["PRODUCED_BY", {"name": "Producer 1"}]]

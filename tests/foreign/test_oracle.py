@@ -324,3 +324,50 @@ def test_cli_eval_of_an_own_agent_needs_no_kg_and_refuses_a_foreign_one(tmp_path
     code = main([*base, "--agent", "tests.foreign.test_oracle:cli_agent", "--kg", "countries", "--out", str(tmp_path / "wrong")])
     err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
     assert code == 2 and len(err) == 1 and "shares 0 of the" in err[0], err
+
+
+# ---------------------------------------------------------------- name-keyed tools, nested records
+
+
+@tool
+def film_by_title(title: str) -> str:
+    """Look a film up by its exact title; rows carry names, no ids (as a name-keyed Cypher query returns them)."""
+    hidden, masked = REMOVED.get()
+    i = re.fullmatch(r"Film (\d+)", title.strip())
+    if i is None or title in hidden:
+        return f"No film named {title}."
+    director = f"Director {i.group(1)}"
+    if director in hidden:
+        return json.dumps([{"title": title, "relations": []}])
+    shown = f"[masked entity] {director}" if director in masked else director
+    return json.dumps([{"title": title, "relations": [["DIRECTED_BY", {"name": shown}]]}])  # record.data()-style nesting
+
+
+def _name_policy(messages: list[BaseMessage]) -> AIMessage:
+    question = next(str(m.content) for m in messages if m.type == "human")
+    title = re.search(r"Film \d+", question).group(0)
+    results = [m for m in messages if isinstance(m, ToolMessage)]
+    if not results:
+        return AIMessage(content="", tool_calls=[tool_call("film_by_title", {"title": title}, "c1")])
+    try:
+        rows = json.loads(str(results[0].content))
+    except ValueError:
+        return AIMessage(content=str(results[0].content))
+    people = [rel[1]["name"] for row in rows for rel in row.get("relations", []) if rel[0] == "DIRECTED_BY"]
+    if not people:
+        return AIMessage(content=f"I don't know who directed {rows[0]['title']}.")
+    return AIMessage(content=f"{rows[0]['title']} was directed by {people[0]}.")
+
+
+def _name_keyed_agent() -> Any:
+    return create_agent(ScriptedChatModel(policy=_name_policy), [film_by_title], name="named-films")
+
+
+def test_name_keyed_tool_answers_as_if_the_entity_were_gone(tmp_path: Path) -> None:
+    report = _evaluate(_name_keyed_agent, tmp_path)
+    by_q = {q.question_id: q for q in report.questions}
+    assert by_q["q1"].answers["cited_removal"] == "No film named Film 1."  # the tool's own answer, its echo kept
+    cited = report.condition("cited_removal")
+    assert cited.valid and cited.accuracy == 0.0, cited.invalid_reason
+    checked = check_against_oracle(report, tmp_path, _name_keyed_agent)
+    assert checked.get("cited_removal") == 2

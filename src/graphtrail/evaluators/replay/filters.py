@@ -121,6 +121,11 @@ def _drops(obj: Any, f: GraphFilter) -> bool:
     """Whether ``obj`` (an item of a list) must vanish under ``f``."""
     if isinstance(obj, str):
         return obj in f.hidden
+    if isinstance(obj, list):
+        # a relationship tuple as a driver's record.data() gives it, [node, "TYPE", node] or ["TYPE", node]:
+        # one match, which goes whole when a node in it is hidden (a bare "TYPE" left behind is no row)
+        return (f.hidden and any(isinstance(x, str) for x in obj)
+                and any(isinstance(x, dict) and _drops(x, f) for x in obj))
     if not isinstance(obj, dict):
         return False
     eid = _entity_id(obj)

@@ -137,8 +137,8 @@ class FilteredTool(BaseTool):
     ) -> Any:
         fn = self.inner._run
         args, kwargs, replaced = self._absent(args, kwargs)
-        output = fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager))
-        return self._apply(restore(output, replaced) if replaced else output)
+        filtered = self._apply(fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        return restore(filtered, replaced) if replaced else filtered  # the tool's echo of what it was asked
 
     async def _arun(
         self,
@@ -149,8 +149,8 @@ class FilteredTool(BaseTool):
     ) -> Any:
         fn = self.inner._arun
         args, kwargs, replaced = self._absent(args, kwargs)
-        output = await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager))
-        return self._apply(restore(output, replaced) if replaced else output)
+        filtered = self._apply(await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        return restore(filtered, replaced) if replaced else filtered  # the tool's echo of what it was asked
 
 
 def wrap_tool(tool: BaseTool) -> BaseTool:
