@@ -11,7 +11,7 @@ from langchain_core.tools import BaseTool, tool
 from graphtrail.agents import GraphFilter, use_filter
 from graphtrail.evaluators import RunKey, RunRecord, register_tool_filter, unregister_tool_filter
 from graphtrail.evaluators.replay.interception import coverage_of, filtering, install
-from graphtrail.evaluators.replay.leaks import input_leaks
+from graphtrail.evaluators.replay.leaks import EntityNames, input_leaks
 from graphtrail.evaluators.replay.seen import recording
 from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED, condition_coverage
 from graphtrail.tracer import Entity, Step, Trajectory
@@ -73,7 +73,7 @@ def test_a_filter_that_leaves_hidden_ids_is_caught_by_what_the_model_was_given()
     finally:
         unregister_tool_filter("crew_json")
     assert coverage_of(scope, None) == {"crew_json": {"filtered": 1, "unfiltered": 0}}
-    assert input_leaks(seen, HIDE_D1, lambda e: (), "Who directed Film 1?") == {"tool 'crew_json'": ["d1"]}
+    assert input_leaks(seen, HIDE_D1, EntityNames(), "Who directed Film 1?") == {"tool 'crew_json'": ["d1"]}
 
 
 def _traj(*tools: tuple[str, list[str]]) -> Trajectory:
@@ -135,7 +135,7 @@ def test_numeric_ids_are_checked_in_structure_not_as_text() -> None:
             model.invoke([HumanMessage("q"), ToolMessage(json.dumps(out), name="people", tool_call_id="c1")])
         if filtered:
             assert [r["id"] for r in out["rows"]] == [8]
-        return input_leaks(seen, numeric, {"7": ("Seven",)}.get, "q")
+        return input_leaks(seen, numeric, EntityNames(revealed={"7": ["Seven"], "8": ["Eight"]}), "q")
 
     assert seen_by_model(True) == {}  # "count": 7 and "7 results" are no leak
     register_tool_filter("people", lambda output, f: output)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...kg.views import GraphFilter
@@ -49,27 +49,11 @@ def normalize(text: str, fold: bool = True) -> str:
     return " ".join((decomposed.casefold() if fold else decomposed).split())
 
 
-class EntityNames:
-    """Names and aliases of entities, from the KG (when given) and from what baseline runs revealed."""
-
-    def __init__(self, kg: Any = None, revealed: Mapping[str, Iterable[str]] | None = None) -> None:
-        self.kg = kg
-        self.revealed = {k: tuple(v) for k, v in (revealed or {}).items()}
-
-        self._visible: dict[str, tuple[str, ...]] | None = None
-
-    def visible(self) -> dict[str, tuple[str, ...]]:
-        """Names and aliases of every entity the baselines revealed (computed once)."""
-        if self._visible is None:
-            self._visible = {eid: self.of(eid) for eid in self.revealed}
-        return self._visible
-
-    def of(self, eid: str) -> tuple[str, ...]:
-        names = list(self.revealed.get(eid, ()))
-        record = self.kg.entity(eid) if self.kg is not None else None
-        if record is not None:
-            names += [record.name, *record.aliases]
-        return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n and n != eid))
+_WORD = re.compile(r"\w+")
+#: Texts whose matches are kept (the system prompt and the baseline's first tool outputs recur in every run).
+_TEXT_CACHE_SIZE = 50_000
+#: Longest name looked up, in words.
+_MAX_WORDS = 8
 
 
 def _id_term(eid: str) -> bool:
@@ -85,53 +69,112 @@ def _exact(name: str) -> bool:
     return len(name) < 4 or (name.isupper() and len(name) <= 5)
 
 
-class _Terms:
-    """The words to look for: normalised term -> entity id (``None``: a visible name that contains one, a shield)."""
-
-    def __init__(self) -> None:
-        self.folded: dict[str, str | None] = {}
-        self.exact: dict[str, str | None] = {}
-
-    def add(self, term: str, eid: str | None, exact: bool) -> None:
-        (self.exact if exact else self.folded).setdefault(normalize(term, fold=not exact), eid)
-
-    def patterns(self) -> list[tuple[re.Pattern[str], dict[str, str | None], bool]]:
-        out = []
-        for terms, fold in ((self.folded, True), (self.exact, False)):
-            if terms:
-                alternation = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
-                out.append((re.compile(r"(?<![\w-])(?:" + alternation + r")(?![\w-])"), terms, fold))
-        return out
+def _key(text: str, fold: bool) -> str:
+    return " ".join(_WORD.findall(normalize(text, fold)))
 
 
-def _terms(graph_filter: GraphFilter, names: Callable[[str], Sequence[str]], visible: Mapping[str, Iterable[str]]) -> _Terms:
-    """Hidden entities' ids and names, masked entities' names; and visible names that contain one of them.
+Match = tuple[tuple[str, bool], ...]  # the entities one matched phrase names: (entity id, matched by its id)
 
-    A visible name containing a hidden one ("Chinese Yuan" when "Chinese" is hidden,
-    "Papua New Guinea" when "Guinea" is) is matched first, so it does not count.
+
+class EntityNames:
+    """Names and aliases of entities, from the KG (when given) and from what baseline runs revealed.
+
+    Holds one index, phrase (normalised words) -> the entities it names, built once per
+    evaluation, and the matches of every text already read: each distinct text is read
+    once however many runs were given it, and the work does not grow with the hidden set.
     """
-    terms = _Terms()
-    for eid in sorted(graph_filter.hidden):
-        if _id_term(eid):
-            terms.add(eid, eid, True)
-        for name in names(eid):
-            if _name_term(name):
-                terms.add(name, eid, _exact(name))
-    for eid in sorted(graph_filter.masked):
-        for name in names(eid):
-            if _name_term(name):
-                terms.add(name, eid, _exact(name))
-    if not (terms.folded or terms.exact):
-        return terms
-    patterns = terms.patterns()
-    filtered = graph_filter.hidden | graph_filter.masked
-    for eid, shown in visible.items():
-        if eid in filtered:
-            continue
-        for name in shown:
-            if any(p.search(normalize(name, fold)) for p, _, fold in patterns):
-                terms.add(name, None, _exact(name))
-    return terms
+
+    def __init__(self, kg: Any = None, revealed: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.kg = kg
+        self.revealed = {k: tuple(v) for k, v in (revealed or {}).items()}
+        self._index: tuple[dict[str, Match], dict[str, Match]] | None = None
+        self._texts: dict[str, tuple[Match, ...]] = {}
+        self._ids: set[str] = set()  # ids in the index
+
+    def ensure(self, ids: Iterable[str]) -> None:
+        """Index ids no KG or baseline named (e.g. an entity only an ablation run met), so they are looked for too."""
+        exact = self.index()[1]
+        missing = [e for e in ids if e not in self._ids and _id_term(e)]
+        if missing:
+            for eid in missing:
+                key = _key(eid, False)
+                exact[key] = (*exact.get(key, ()), (eid, True))
+                self._ids.add(eid)
+            self._texts.clear()  # matches read before did not know them
+
+    def of(self, eid: str) -> tuple[str, ...]:
+        names = list(self.revealed.get(eid, ()))
+        record = self.kg.entity(eid) if self.kg is not None else None
+        if record is not None:
+            names += [record.name, *record.aliases]
+        return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n and n != eid))
+
+    def _entities(self) -> Iterable[tuple[str, Sequence[str]]]:
+        if self.kg is not None:
+            for record in self.kg.entities():
+                yield record.id, [record.name, *record.aliases, *self.revealed.get(record.id, ())]
+        for eid, names in self.revealed.items():
+            if self.kg is None or eid not in self.kg:
+                yield eid, names
+
+    def index(self) -> tuple[dict[str, Match], dict[str, Match]]:
+        """(case-folded phrases, case-kept phrases) -> the entities they name."""
+        if self._index is None:
+            folded: dict[str, list[tuple[str, bool]]] = {}
+            exact: dict[str, list[tuple[str, bool]]] = {}
+            for eid, names in self._entities():
+                if _id_term(eid):
+                    exact.setdefault(_key(eid, False), []).append((eid, True))
+                    self._ids.add(eid)
+                for name in names:
+                    if isinstance(name, str) and name != eid and _name_term(name):
+                        fold = not _exact(name)
+                        (folded if fold else exact).setdefault(_key(name, fold), []).append((eid, False))
+            self._index = ({k: tuple(dict.fromkeys(v)) for k, v in folded.items() if k},
+                           {k: tuple(dict.fromkeys(v)) for k, v in exact.items() if k})
+        return self._index
+
+    def matches(self, text: str) -> tuple[Match, ...]:
+        """Every phrase of ``text`` that names a known entity, longest first at each position (cached per text)."""
+        found = self._texts.get(text)
+        if found is None:
+            found = _read(text, *self.index())
+            if len(self._texts) >= _TEXT_CACHE_SIZE:
+                self._texts.clear()
+            self._texts[text] = found
+        return found
+
+
+def _read(text: str, folded: Mapping[str, Match], exact: Mapping[str, Match]) -> tuple[Match, ...]:
+    kept = _WORD.findall(normalize(text, fold=False))
+    low = [w.casefold() for w in kept]
+    out: list[Match] = []
+    i, n = 0, len(kept)
+    while i < n:
+        for width in range(min(_MAX_WORDS, n - i), 0, -1):
+            hit = folded.get(" ".join(low[i:i + width])) or exact.get(" ".join(kept[i:i + width]))
+            if hit:
+                out.append(hit)
+                i += width
+                break
+        else:
+            i += 1
+    return tuple(out)
+
+
+def _leaked(match: Match, graph_filter: GraphFilter) -> set[str]:
+    """The hidden/masked entities one matched phrase gives away.
+
+    An id gives its entity away when hidden. A name gives it away when hidden or
+    masked, unless an entity the condition keeps bears the same name (the model
+    may be reading about that one: the ablated graph shows the name too).
+    """
+    hidden, masked = graph_filter.hidden, graph_filter.masked
+    by_id = {eid for eid, is_id in match if is_id and eid in hidden}
+    by_name = [eid for eid, is_id in match if not is_id]
+    if by_name and all(eid in hidden or eid in masked for eid in by_name):
+        by_id.update(by_name)
+    return by_id
 
 
 #: A visible entity's own description is its property: deleting another entity does
@@ -213,25 +256,17 @@ def _channels(seen: SeenInputs, question: str) -> Iterable[tuple[str, str]]:
             yield PROMPT, text
 
 
-def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: Callable[[str], Sequence[str]], question: str,
-                visible: Mapping[str, Iterable[str]] | None = None) -> dict[str, list[str]]:
-    """``{channel: [entity ids]}`` of the hidden/masked entities the model was given in this run; ``{}`` if none.
-
-    ``visible``: names of entities the tools may show (id -> names), to tell a
-    visible name that contains a hidden one from the hidden one.
-    """
-    patterns = _terms(graph_filter, names, visible or {}).patterns()
-    if not patterns:
+def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: EntityNames, question: str) -> dict[str, list[str]]:
+    """``{channel: [entity ids]}`` of the hidden/masked entities the model was given in this run; ``{}`` if none."""
+    if not (graph_filter.hidden or graph_filter.masked):
         return {}
+    names.ensure(graph_filter.hidden)
     found: dict[str, set[str]] = {}
     for channel, text in _channels(seen, question):
         text = _DESCRIPTION.sub(" ", text) if '"description"' in text else text
         hits: set[str] = set()
-        for pattern, terms, fold in patterns:
-            for m in pattern.finditer(normalize(text, fold)):
-                eid = terms[m.group(0)]
-                if eid is not None:
-                    hits.add(eid)
+        for match in names.matches(text):
+            hits |= _leaked(match, graph_filter)
         if hits:
             found.setdefault(channel, set()).update(hits)
     return {channel: sorted(ids) for channel, ids in sorted(found.items())}

@@ -251,7 +251,7 @@ def _leaks(job: ReplayJob, seen: SeenInputs | None) -> dict[str, list[str]] | No
     if seen is None:
         return None
     names = job.names or EntityNames(revealed={k: [v] for k, v in (job.baseline.entity_names if job.baseline else {}).items()})
-    return input_leaks(seen, job.graph_filter, names.of, job.question, names.visible())
+    return input_leaks(seen, job.graph_filter, names, job.question)
 
 
 async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseCache | None) -> RunRecord:
