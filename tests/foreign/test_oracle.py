@@ -371,3 +371,32 @@ def test_name_keyed_tool_answers_as_if_the_entity_were_gone(tmp_path: Path) -> N
     assert cited.valid and cited.accuracy == 0.0, cited.invalid_reason
     checked = check_against_oracle(report, tmp_path, _name_keyed_agent)
     assert checked.get("cited_removal") == 2
+
+
+# ---------------------------------------------------------------- a sync tool run in an executor
+
+
+def _executor_agent() -> Any:
+    """An async node running each sync tool with loop.run_in_executor: no context follows, so no filter either."""
+    import asyncio
+
+    tools = dict_tools()
+    by_name = {t.name: t for t in tools}
+
+    async def node(state: Any) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        message = state["messages"][-1]
+        results = [await loop.run_in_executor(None, by_name[c["name"]].invoke, c["args"]) for c in message.tool_calls]
+        return {"messages": [ToolMessage(content=json.dumps(r), name=c["name"], tool_call_id=c["id"])
+                             for c, r in zip(message.tool_calls, results)]}
+
+    return tutorial_agent(make_model(Spy()), node, tools)
+
+
+def test_tools_run_in_an_executor_are_caught_by_what_the_model_saw(tmp_path: Path) -> None:
+    report = _evaluate(_executor_agent, tmp_path)
+    with_numbers = [r for r in report.conditions if r.condition != "baseline" and r.n_runs and r.not_applicable is None]
+    assert with_numbers and not any(row.valid for row in with_numbers)
+    assert report.condition("random_removal").not_applicable  # nothing revealed: nothing to draw a control from
+    # the tools ran unseen (no trace, no filter): what the model was given names the channel
+    assert "cached tool result 'crew'" in report.condition("cited_removal").invalid_reason
