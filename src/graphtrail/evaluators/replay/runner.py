@@ -294,18 +294,19 @@ def _observe(runner: AgentRunner, record: RunRecord) -> None:
         runner._probe.set()
 
 
-async def _same_model(runner: AgentRunner, cached: RunRecord) -> bool:
+async def _same_model(runner: AgentRunner, cached: RunRecord) -> bool | None:
     """Whether a cached run was answered by the model answering now (resume with another model re-runs).
 
-    Until a fresh run of this evaluation has seen the model, the first cached run
-    found is run again to see it (one run), and the others wait for it.
+    ``None``: nothing has shown yet which model answers now, so the caller runs
+    this job fresh to see it (a probe: its cached record is kept when the models
+    agree); the other cached jobs wait for it.
     """
     if cached.model_seen is None:
         return True  # no model call was seen then (or an old record): nothing to compare
     if runner.observed is None:
         if runner._probe is None:
             runner._probe = asyncio.Event()
-            return False  # this one runs fresh: it tells which model answers now
+            return None
         await runner._probe.wait()
     return runner.observed is None or cached.model_seen == runner.observed
 
@@ -338,8 +339,13 @@ async def replay(
 
     async def one(i: int, job: ReplayJob) -> None:
         cached = cache.done(job.key)
-        if cached is not None and not await _same_model(runner, cached):
-            cached = None
+        probing: RunRecord | None = None
+        if cached is not None:
+            same = await _same_model(runner, cached)
+            if same is None:
+                probing, cached = cached, None
+            elif not same:
+                cached = None
         if cached is not None:
             results[i] = cached
             if on_done is not None:
@@ -348,6 +354,12 @@ async def replay(
         async with semaphore:
             record = await run_job(runner, job, reuse_cache)
         _observe(runner, record)
+        if probing is not None and record.model_seen == probing.model_seen:
+            record = probing  # the same model: the finished run stands, the probe only looked
+            results[i] = record
+            if on_done is not None:
+                on_done(record, True)
+            return
         if score is not None:
             record = await score(record)
         cache.add(record)
