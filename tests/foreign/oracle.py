@@ -35,9 +35,9 @@ def load_records(out_dir: Path) -> list[RunRecord]:
 
 def oracle_answer(build: Callable[[], Any], question: str, hidden: list[str], masked: list[str]) -> str | None:
     """The answer of a fresh agent on data without ``hidden`` (and with ``masked`` names masked)."""
-    agent = graphtrail.trace_agent(build())
     token = REMOVED.set((frozenset(hidden), frozenset(masked)))
     try:
+        agent = graphtrail.trace_agent(build())  # built on the ablated data (a graph loaded at build time)
         with graphtrail.capture() as cap:
             output = asyncio.run(AgentRunner(agent)(question))
     finally:

@@ -400,3 +400,53 @@ def test_tools_run_in_an_executor_are_caught_by_what_the_model_saw(tmp_path: Pat
     assert report.condition("random_removal").not_applicable  # nothing revealed: nothing to draw a control from
     # the tools ran unseen (no trace, no filter): what the model was given names the channel
     assert "cached tool result 'crew'" in report.condition("cited_removal").invalid_reason
+
+
+# ---------------------------------------------------------------- the exact route: a networkx graph read through a live view
+
+
+def _film_graph() -> Any:
+    import networkx as nx
+
+    hidden = REMOVED.get()[0]  # the oracle's graph: the entities really deleted
+    graph = nx.DiGraph()
+    for i in (1, 2):
+        for node, name, kind in ((f"m{i}", f"Film {i}", "film"), (f"d{i}", f"Director {i}", "person"),
+                                 (f"c{i}", f"Producer {i}", "person")):
+            if node not in hidden:
+                graph.add_node(node, name=name, type=kind)
+        for source, role in ((f"d{i}", "director"), (f"c{i}", "producer")):
+            if source in graph and f"m{i}" in graph:
+                graph.add_edge(source, f"m{i}", role=role)
+    return graph
+
+
+def _networkx_agent() -> Any:
+    from graphtrail.kg import ablated_view
+
+    view = ablated_view(_film_graph())  # the tools read the live view: ablated at the source in every replay run
+
+    @tool
+    def search(query: str) -> list[dict[str, Any]]:
+        """Find films by title."""
+        return [{"id": n, **d} for n, d in view.nodes(data=True) if d["type"] == "film" and d["name"] in query]
+
+    @tool
+    def crew(film_id: str) -> dict[str, Any]:
+        """The people who made a film, with the edges linking them to it."""
+        if film_id not in view:
+            return {"entities": [], "edges": []}
+        people = [{"id": s, **view.nodes[s], "role": view.edges[s, film_id]["role"]} for s in view.predecessors(film_id)]
+        edges = [{"source": p["id"], "relation": "directed" if p["role"] == "director" else "produced", "target": film_id}
+                 for p in people]
+        return {"entities": people, "edges": edges}
+
+    return create_agent(make_model(Spy()), [search, crew], name="networkx-films")
+
+
+def test_a_networkx_graph_read_through_the_live_view_equals_the_oracle(tmp_path: Path) -> None:
+    report = _evaluate(_networkx_agent, tmp_path)
+    assert report.condition("baseline").accuracy == 1.0
+    assert all(row.valid for row in report.conditions), [(r.condition, r.invalid_reason) for r in report.conditions]
+    assert report.condition("cited_removal").accuracy == 0.0
+    assert set(check_against_oracle(report, tmp_path, _networkx_agent)) == set(CONDITIONS)
