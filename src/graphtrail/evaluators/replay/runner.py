@@ -321,6 +321,7 @@ async def replay(
     score: Score | None = None,
     on_done: Callable[[RunRecord, bool], None] | None = None,
     input_builder: Callable[[str], Any] | None = None,
+    check_model: bool = False,
 ) -> list[RunRecord]:
     """Run ``jobs`` (skipping those ``cache`` already holds); records in job order.
 
@@ -329,6 +330,8 @@ async def replay(
     ``reuse_cache`` must be installed as the global LLM cache
     (:func:`.reuse.installed`) for prefix reuse; without it, calls are not counted.
     ``on_done(record, from_cache)`` is called once per job, e.g. for progress.
+    ``check_model``: a cached run answered by another model than the one answering
+    now is run again (``evaluate`` turns it on; it may cost one probe run).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -340,7 +343,7 @@ async def replay(
     async def one(i: int, job: ReplayJob) -> None:
         cached = cache.done(job.key)
         probing: RunRecord | None = None
-        if cached is not None:
+        if cached is not None and check_model:
             same = await _same_model(runner, cached)
             if same is None:
                 probing, cached = cached, None

@@ -191,7 +191,8 @@ async def replay_suite(
     """
     key = _Keys(agent_id, model_id, seed)
     with installed(reuse_cache), ReplayProgress(progress) as bar:
-        run = functools.partial(replay, runner, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
+        run = functools.partial(replay, runner, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score,
+                                on_done=bar.done, check_model=True)
         # 1. baselines: trial 0 of each question defines its conditions
         base_jobs = [
             ReplayJob(
