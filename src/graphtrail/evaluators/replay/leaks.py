@@ -18,9 +18,13 @@ Not read: the model's own messages (what it wrote, including tool-call
 arguments, is not graph access), the question text, and in a tool message the
 tool call's own string arguments (a tool answering "no film named Inception"
 echoes the question, it reveals nothing). Artifacts the model never reads are
-not read either. Ids shorter than two characters or without a letter, names
-shorter than three characters and bare numbers are not matched: they would hit
-counts and years.
+not read either, nor a visible entity's own ``"description"``. Ids shorter than
+two characters or without a letter, names shorter than three characters and bare
+numbers are not matched: they would hit counts and years. Codes and short names
+match with their case. Text is read as words against one index of every known
+phrase (KG names and aliases, baseline-revealed names, ids), longest phrase first,
+so a visible name containing a hidden one ("Chinese Yuan", "Chinese") is read as
+the visible one; a name that a kept entity also bears is no leak.
 """
 
 from __future__ import annotations
