@@ -55,7 +55,7 @@ def normalize(text: str, fold: bool = True) -> str:
 
 _WORD = re.compile(r"\w+")
 #: Texts whose matches are kept (the system prompt and the baseline's first tool outputs recur in every run).
-_TEXT_CACHE_SIZE = 50_000
+_TEXT_CACHE_SIZE = 20_000
 #: Longest name looked up, in words.
 _MAX_WORDS = 8
 
