@@ -450,3 +450,31 @@ def test_a_networkx_graph_read_through_the_live_view_equals_the_oracle(tmp_path:
     assert all(row.valid for row in report.conditions), [(r.condition, r.invalid_reason) for r in report.conditions]
     assert report.condition("cited_removal").accuracy == 0.0
     assert set(check_against_oracle(report, tmp_path, _networkx_agent)) == set(CONDITIONS)
+
+
+# ---------------------------------------------------------------- an artifact the model never reads
+
+
+def _document_agent() -> Any:
+    """Content for the model, list[Document] beside it (a retriever's way): only the content is read by the model."""
+    from langchain_core.documents import Document
+
+    @tool
+    def search(query: str) -> str:
+        """Find films by title."""
+        return json.dumps(search_rows(query))
+
+    @tool(response_format="content_and_artifact")
+    def crew(film_id: str) -> tuple[str, list[Any]]:
+        """The people who made a film, with the edges linking them to it."""
+        data = crew_of(film_id)
+        docs = [Document(page_content=f"{p['name']} worked on {film_id}", metadata={"id": p["id"], "person": p["name"]}) for p in data["entities"]]
+        return json.dumps(data), docs
+
+    return create_agent(make_model(Spy()), [search, crew], name="document-films")
+
+
+def test_an_artifact_the_model_never_reads_raises_no_false_alarm(tmp_path: Path) -> None:
+    report = _evaluate(_document_agent, tmp_path)
+    assert all(row.valid for row in report.conditions), [(r.condition, r.invalid_reason) for r in report.conditions]
+    assert set(check_against_oracle(report, tmp_path, _document_agent)) == set(CONDITIONS)
