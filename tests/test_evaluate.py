@@ -66,7 +66,8 @@ def test_evaluate_a_user_agent_writes_records_and_report(tmp_path: Path) -> None
     # 3 baseline repeats, one run per condition, one leave-one-out run per visited entity (N, X, K, S, W)
     assert sorted(k for k in by if k[0] == "baseline") == [("baseline", "", t) for t in range(3)]
     assert sorted(v for c, v, _ in by if c == "leave_one_out") == ["K", "N", "S", "W", "X"]
-    assert len(records) == 3 + 4 + 5
+    # one question and no KG: no entity outside its visited set to draw a random control from
+    assert len(records) == 3 + 3 + 5 and report.condition("random_removal").not_applicable
     assert by[("cited_removal", "", 0)].hidden == ["K", "S"] and by[("cited_removal", "", 0)].correct is False
     assert by[("cited_removal", "", 0)].changed is True
     assert by[("uncited_mask", "", 0)].masked == ["N", "W", "X"] and by[("uncited_mask", "", 0)].correct is True

@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
 from graphtrail.agents import GraphFilter, use_filter
 from graphtrail.evaluators import RunKey, RunRecord, register_tool_filter, unregister_tool_filter
 from graphtrail.evaluators.replay.interception import coverage_of, filtering, install
+from graphtrail.evaluators.replay.leaks import EntityNames, input_leaks
+from graphtrail.evaluators.replay.seen import recording
 from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED, condition_coverage
 from graphtrail.tracer import Entity, Step, Trajectory
+from tests.fakes import ScriptedChatModel
 
 HIDE_D1 = GraphFilter(hidden=frozenset({"d1"}))
 
@@ -43,7 +47,7 @@ def test_scope_filters_and_counts_sync_and_async_calls() -> None:
         out = json.loads(crew_json.invoke({"film_id": "m1"}))
         also = json.loads(crew_json.run({"film_id": "m1"}))
     assert [e["id"] for e in out] == [e["id"] for e in also] == ["c1"]
-    assert scope.routed["crew_json"] == 2 and scope.leaked["crew_json"] == 0
+    assert scope.routed["crew_json"] == 2
 
 
 async def test_scope_reaches_ainvoke_of_a_sync_tool() -> None:
@@ -58,14 +62,18 @@ def test_plain_text_uses_names_the_baseline_saw() -> None:
     assert out == "Producer 1 produced Film 1.\n"
 
 
-def test_a_filter_that_leaves_hidden_ids_counts_as_unfiltered() -> None:
+def test_a_filter_that_leaves_hidden_ids_is_caught_by_what_the_model_was_given() -> None:
+    """The tool went through a (registered, broken) filter: counted as filtered; the model-input check finds the leak."""
     register_tool_filter("crew_json", lambda output, f: output)  # a registered filter that forgets to filter
+    model = ScriptedChatModel(script=[AIMessage(content="ok")])
     try:
-        with use_filter(HIDE_D1), filtering(HIDE_D1) as scope:
-            crew_json.invoke({"film_id": "m1"})
+        with use_filter(HIDE_D1), filtering(HIDE_D1) as scope, recording() as seen:
+            out = crew_json.invoke({"film_id": "m1"})
+            model.invoke([HumanMessage("Who directed Film 1?"), ToolMessage(out, name="crew_json", tool_call_id="c1")])
     finally:
         unregister_tool_filter("crew_json")
-    assert coverage_of(scope, None) == {"crew_json": {"filtered": 0, "unfiltered": 1}}
+    assert coverage_of(scope, None) == {"crew_json": {"filtered": 1, "unfiltered": 0}}
+    assert input_leaks(seen, HIDE_D1, EntityNames(), "Who directed Film 1?") == {"tool 'crew_json'": ["d1"]}
 
 
 def _traj(*tools: tuple[str, list[str]]) -> Trajectory:
@@ -111,7 +119,7 @@ def test_old_records_without_counts_stay_valid() -> None:
 
 
 def test_numeric_ids_are_checked_in_structure_not_as_text() -> None:
-    """Integer ids (as graph databases hand out) must not match counts and years in the text."""
+    """Integer ids (as graph databases hand out) must not match counts and years in the text; names still do."""
     numeric = GraphFilter(hidden=frozenset({"7"}))
 
     @tool
@@ -119,15 +127,50 @@ def test_numeric_ids_are_checked_in_structure_not_as_text() -> None:
         """People, with a count that happens to equal a hidden id."""
         return {"count": 7, "rows": [{"id": 7, "name": "Seven"}, {"id": 8, "name": "Eight"}], "note": "7 results"}
 
-    with use_filter(numeric), filtering(numeric) as scope:
-        out = people.invoke({"query": "x"})
-    assert [r["id"] for r in out["rows"]] == [8]
-    assert scope.leaked["people"] == 0
-    # and a structured leak is still found
+    model = ScriptedChatModel(script=[AIMessage(content="ok")])
+
+    def seen_by_model(filtered: bool) -> dict[str, list[str]]:
+        with use_filter(numeric), filtering(numeric), recording() as seen:
+            out = people.invoke({"query": "x"})
+            model.invoke([HumanMessage("q"), ToolMessage(json.dumps(out), name="people", tool_call_id="c1")])
+        if filtered:
+            assert [r["id"] for r in out["rows"]] == [8]
+        return input_leaks(seen, numeric, EntityNames(revealed={"7": ["Seven"], "8": ["Eight"]}), "q")
+
+    assert seen_by_model(True) == {}  # "count": 7 and "7 results" are no leak
     register_tool_filter("people", lambda output, f: output)
     try:
-        with use_filter(numeric), filtering(numeric) as scope:
-            people.invoke({"query": "x"})
+        assert seen_by_model(False) == {"tool 'people'": ["7"]}  # found by its name
     finally:
         unregister_tool_filter("people")
-    assert scope.leaked["people"] == 1
+
+
+@tool(response_format="content_and_artifact")
+def made_by(film_id: str) -> tuple[str, list[dict[str, Any]]]:
+    """One sentence that cannot be cut between the people it names."""
+    return "Director 1 and Producer 1 made Film 1.", [{"id": "d1", "name": "Director 1"}, {"id": "c1", "name": "Producer 1"},
+                                                      {"id": "m1", "name": "Film 1"}]
+
+
+def test_a_filter_that_removes_kept_entities_is_over_filtering() -> None:
+    hide_c1 = GraphFilter(hidden=frozenset({"c1"}))
+    with use_filter(hide_c1), filtering(hide_c1) as scope:
+        assert made_by.invoke({"film_id": "m1"}) == ""  # the sentence goes whole, the director and film with it
+        crew_text.invoke({"film_id": "m1"})  # cut at its line: nothing kept is lost
+    coverage = coverage_of(scope, None)
+    assert coverage["made_by"] == {"filtered": 1, "unfiltered": 0, "over_filtered": 1}
+    assert "over_filtered" not in coverage["crew_text"]
+    base = _rec("baseline", _traj(("made_by", ["d1"])), None)
+    found = condition_coverage([base, _rec("uncited_removal", None, coverage)])["uncited_removal"]
+    assert not found.valid and found.over_filtered == ["made_by"] and "'made_by'" in found.reason
+
+
+def test_masked_names_go_everywhere_and_relationship_tuples_go_whole() -> None:
+    from graphtrail.evaluators.replay.filters import filter_tool_output
+
+    record = [{"p": {"name": "Director 1"}, "r": [{"name": "Director 1"}, "DIRECTED", {"name": "Film 1"}], "note": "by Director 1"}]
+    masked = filter_tool_output("q", record, GraphFilter(masked=frozenset({"d1"})), names={"d1": "Director 1"})
+    assert "Director 1" not in json.dumps(masked) and json.dumps(masked).count("[masked entity] d1") == 3
+    rels = {"title": "Film 1", "relations": [["DIRECTED_BY", {"name": "Director 1"}], ["PRODUCED_BY", {"name": "Producer 1"}]]}
+    hidden = filter_tool_output("q", rels, GraphFilter(hidden=frozenset({"Director 1"})))
+    assert hidden["relations"] == [["PRODUCED_BY", {"name": "Producer 1"}]]

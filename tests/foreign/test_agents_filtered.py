@@ -354,7 +354,7 @@ def test_cli_eval_strict_exits_2_with_one_line(tmp_path: Any, capsys: pytest.Cap
 
     qfile = tmp_path / "films.jsonl"
     qfile.write_text("".join(json.dumps(q) + "\n" for q in questions(1)), encoding="utf-8")
-    base = ["eval", "--kg", "countries", "-q", str(qfile), "--agent", "tests.foreign.test_agents_filtered:escaping_agent",
+    base = ["eval", "-q", str(qfile), "--agent", "tests.foreign.test_agents_filtered:escaping_agent",
             "-c", "baseline,cited_removal", "--trials", "1", "--no-reuse"]
     code = main([*base, "--out", str(tmp_path / "lenient")])
     out = capsys.readouterr()

@@ -27,6 +27,9 @@ from graphtrail.evaluators import evaluate
 from graphtrail.evaluators.records import NO_CITATIONS
 from tests.fakes import ScriptedChatModel, tool_call
 
+from .oracle import check_against_oracle
+from .world import REMOVED
+
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 
 MOVIES = {"m1": "Inception", "m2": "Titanic"}
@@ -39,17 +42,26 @@ QUESTIONS = [
 ]
 
 
+def _name(eid: str, name: str) -> str:
+    return f"[masked entity] {eid}" if eid in REMOVED.get()[1] else name  # the oracle's masked data
+
+
 @tool
 def search_movies(title: str) -> str:
     """Find movies whose title contains the given text."""
-    return json.dumps([{"id": mid, "name": name, "type": "Movie"} for mid, name in MOVIES.items() if title.lower() in name.lower()])
+    hidden = REMOVED.get()[0]  # empty unless the oracle deleted entities from the data
+    return json.dumps([{"id": mid, "name": _name(mid, name), "type": "Movie"} for mid, name in MOVIES.items()
+                       if title.lower() in name.lower() and mid not in hidden])
 
 
 @tool
 def movie_people(movie_id: str) -> str:
     """People linked to a movie, with how they are linked."""
-    edges = [{"source": s, "relation": r, "target": t} for s, r, t in EDGES if t == movie_id]
-    people = [{"id": e["source"], "name": PEOPLE[e["source"]], "type": "Person"} for e in edges]
+    hidden = REMOVED.get()[0]
+    if movie_id in hidden:
+        return json.dumps({"movie": movie_id, "people": [], "edges": []})
+    edges = [{"source": s, "relation": r, "target": t} for s, r, t in EDGES if t == movie_id and s not in hidden]
+    people = [{"id": e["source"], "name": _name(e["source"], PEOPLE[e["source"]]), "type": "Person"} for e in edges]
     return json.dumps({"movie": movie_id, "people": people, "edges": edges})
 
 
@@ -94,6 +106,8 @@ CONDITIONS = ["cited_removal", "random_removal", "uncited_removal", "leave_one_o
 def test_sentence_answers_name_citations_accuracy_and_provenance(tmp_path: Path) -> None:
     report = evaluate(build_agent(), QUESTIONS, conditions=CONDITIONS, baseline_repeats=1, progress=False,
                       concurrency=2, out_dir=tmp_path)
+    assert all(row.valid for row in report.conditions)
+    assert set(check_against_oracle(report, tmp_path, build_agent)) == set(CONDITIONS)  # and each equals the oracle
     base = report.condition("baseline")
     assert base.accuracy == 1.0  # "Inception was directed by Christopher Nolan." covers the gold
     assert base.exact_match == 0.0 and 0.0 < base.f1 < 1.0  # ...and is no exact match

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -53,30 +54,56 @@ def _film_id_index(film_id: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+# ---------------------------------------------------------------- the data, and the data really ablated
+
+#: (hidden, masked) entity ids *deleted from the data itself*: the oracle of the tests
+#: (tests/foreign/oracle.py) sets it and reruns the agent, no graphtrail filter involved.
+REMOVED: ContextVar[tuple[frozenset[str], frozenset[str]]] = ContextVar("world_removed", default=(frozenset(), frozenset()))
+
+
+def _present(entity: dict[str, Any]) -> dict[str, Any] | None:
+    hidden, masked = REMOVED.get()
+    if entity["id"] in hidden:
+        return None
+    if entity["id"] in masked:
+        return {**entity, "name": f"[masked entity] {entity['id']}"}
+    return entity
+
+
+def _edge_present(source: str, target: str) -> bool:
+    hidden = REMOVED.get()[0]
+    return source not in hidden and target not in hidden
+
+
 # ---------------------------------------------------------------- tool bodies (plain Python)
 
 
 def search_rows(query: str) -> list[dict[str, Any]]:
     i = _film_index(query)
-    return [film(i)] if i is not None and 1 <= i <= N_FILMS else []
+    rows = [_present(film(i))] if i is not None and 1 <= i <= N_FILMS else []
+    return [r for r in rows if r is not None]
 
 
 def crew_of(film_id: str) -> dict[str, Any]:
     i = _film_id_index(film_id)
-    if i is None or not 1 <= i <= N_FILMS:
+    if i is None or not 1 <= i <= N_FILMS or f"m{i}" in REMOVED.get()[0]:
         return {"entities": [], "edges": []}
     return {
-        "entities": [director(i), producer(i)],
+        "entities": [e for e in (_present(director(i)), _present(producer(i))) if e is not None],
         "edges": [
-            {"source": f"d{i}", "relation": "directed", "target": f"m{i}"},
-            {"source": f"c{i}", "relation": "produced", "target": f"m{i}"},
+            {"source": s, "relation": r, "target": t}
+            for s, r, t in ((f"d{i}", "directed", f"m{i}"), (f"c{i}", "produced", f"m{i}"))
+            if _edge_present(s, t)
         ],
     }
 
 
 def awards_of(film_id: str) -> list[dict[str, Any]]:
     i = _film_id_index(film_id)
-    return [{"id": f"a{i}", "name": f"Award {i}", "type": "award"}] if i is not None else []
+    if i is None or f"m{i}" in REMOVED.get()[0]:
+        return []
+    award = _present({"id": f"a{i}", "name": f"Award {i}", "type": "award"})
+    return [award] if award is not None else []
 
 
 # ---------------------------------------------------------------- tools as LangChain tools

@@ -111,10 +111,13 @@ def run(
 
 
 # ----------------------------------------------------------------------- eval
+EvalKgOpt = Annotated[Optional[str], typer.Option("--kg", help="Bundled KG name, or a triples TSV/CSV, node-link JSON, GraphML file, or GraphRAG output folder. Optional with --agent (your agent reads its own graph; the random control then draws from what its tools revealed).")]
+
+
 @app.command("eval")
 def eval_(
-    kg: KgOpt,
     out: OutOpt,
+    kg: EvalKgOpt = None,
     questions: Annotated[
         Optional[str], typer.Option("--questions", "-q", help="Questions JSONL file (id, question, answers[, answer_ids]) or a bundled name. Or use --from-traces.")
     ] = None,
@@ -158,6 +161,8 @@ def eval_(
                          "--questions FILE for a question set, or --from-traces traces.jsonl for production traffic")
     if from_traces is None and (sample is not None or answers is not None):
         raise InputError("--sample and --answers apply to --from-traces", "drop them, or take the questions --from-traces")
+    if kg is None and not agent:
+        raise InputError("--kg is missing: the reference agents read a knowledge graph", "pass --kg countries (or your graph), or --agent FILE.py:FACTORY")
     if resume and force:
         raise InputError("--resume and --force contradict each other", "use --resume to continue, or --force to start over")
     if citations not in (None, "names", "markers"):
@@ -354,7 +359,7 @@ def _otlp(flag: str | None) -> str | None:
     return flag or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None
 
 
-def _check_agent_inputs(agent: str | None, variant: str | None, model: str | None, *, kg: str, questions: str | None) -> Any:
+def _check_agent_inputs(agent: str | None, variant: str | None, model: str | None, *, kg: str | None, questions: str | None) -> Any:
     """Every check of run's and eval's shared arguments that needs no heavy import, then the model's."""
     from .inputs import check_agent_spec, check_kg_arg, check_model, check_questions_arg, known_variants
     from .pipeline import AgentSpec
@@ -365,7 +370,8 @@ def _check_agent_inputs(agent: str | None, variant: str | None, model: str | Non
         raise InputError(f"unknown variant {variant!r}", "choose from: " + ", ".join(known_variants()))
     if agent:
         check_agent_spec(agent)
-    check_kg_arg(kg)
+    if kg is not None:  # eval --agent reads its own graph
+        check_kg_arg(kg)
     if questions is not None:  # eval --from-traces takes its questions from a traces file
         check_questions_arg(questions)
     # Last: a provider other than 'offline' is checked against LangChain's list, which imports LangChain.

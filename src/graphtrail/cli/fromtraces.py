@@ -28,7 +28,7 @@ QUESTIONS_FILE = "questions-from-traces.jsonl"
 def evaluate_from_traces(
     spec: Any,
     *,
-    kg: str,
+    kg: str | None,
     source: Path,
     sample: int | None,
     answers: str | None,
@@ -80,7 +80,7 @@ def evaluate_from_traces(
         + (f"{graded} graded by {answers}" if answers else "no gold answers: scores that need none lead, accuracy is not shown"),
         highlight=False,
     )
-    graph = load_kg_arg(kg)
+    graph = load_kg_arg(kg) if kg is not None else None
     built = pipeline.build_agent(spec, kg=graph)
     trace_path = out / pipeline.REPLAY_TRACES
     if force:

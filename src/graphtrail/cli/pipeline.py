@@ -79,9 +79,9 @@ class BuiltAgent:
 
 @dataclass
 class Inputs:
-    kg: Any
+    kg: Any  # None: no --kg (an agent of your own reads its own graph)
     questions: list[Any]
-    kg_arg: str
+    kg_arg: str | None
     questions_arg: str
 
 
@@ -92,10 +92,10 @@ def eval_files() -> tuple[str, ...]:
     return EVAL_FILES + (RUNS_FILE,)
 
 
-def load_inputs(*, kg: str, questions: str, limit: int | None = None) -> Inputs:
+def load_inputs(*, kg: str | None, questions: str, limit: int | None = None) -> Inputs:
     from .inputs import load_kg_arg, load_questions_arg
 
-    graph = load_kg_arg(kg)
+    graph = load_kg_arg(kg) if kg is not None else None
     qs = load_questions_arg(questions, limit=limit)
     return Inputs(kg=graph, questions=qs, kg_arg=kg, questions_arg=questions)
 

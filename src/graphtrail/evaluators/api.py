@@ -193,11 +193,22 @@ async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None
     return report
 
 
+def _observed_model(evaluation: Evaluation) -> str | None:
+    """The model the runs' model calls named (the commonest, if several), else the name the runs were keyed by."""
+    from collections import Counter
+
+    seen = Counter(r.model_seen for r in evaluation.records if r.model_seen)
+    if seen:
+        return seen.most_common(1)[0][0]
+    return evaluation.records[0].key.model if evaluation.records else None
+
+
 def _meta(evaluation: Evaluation, run_kwargs: dict[str, Any]) -> dict[str, Any]:
     """The run's settings and cost, as the report's ``meta`` records them."""
     return {
         "agent": evaluation.records[0].key.agent if evaluation.records else None,
-        "model": evaluation.records[0].key.model if evaluation.records else None,
+        "model": _observed_model(evaluation),
+        "model_name": evaluation.records[0].key.model if evaluation.records else None,
         "trials": run_kwargs["trials"],
         "seed": run_kwargs["seed"],
         "reuse": run_kwargs["reuse"],

@@ -111,6 +111,12 @@ class RunRecord(BaseModel):
     # per tool name, {"filtered": n, "unfiltered": m} calls under this run's filter
     # (None: the run hid nothing, or was recorded before graphtrail counted); see scoring.coverage
     tool_coverage: dict[str, dict[str, int]] | None = None
+    # the model-input check: {channel: [entity ids]} of hidden/masked entities the model was given
+    # in this run ({}: none; None: the run hid nothing, or was recorded before the check existed)
+    input_leaks: dict[str, list[str]] | None = None
+    # the model that actually answered, as its calls said: "provider/model param=value ..." ("; " between
+    # several); None when no model call was seen (a plain function) or the record predates this field
+    model_seen: str | None = None
 
     trace_id: str | None = None
     baseline_trace_id: str | None = None

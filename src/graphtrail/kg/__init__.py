@@ -28,6 +28,7 @@ backends). Submodules import each other, never this ``__init__``.
 
 from .errors import KGError, MissingDependencyError
 from .graph import KnowledgeGraph
+from .live import ablated_view
 from .loaders import BundledDataset, list_bundled, load_kg, save_kg
 from .records import Community, EntityRecord, Relation, TextUnit
 from .views import GraphFilter, active_filter, use_filter
@@ -42,6 +43,7 @@ __all__ = [
     "GraphFilter",
     "active_filter",
     "use_filter",
+    "ablated_view",
     "load_kg",
     "save_kg",
     "list_bundled",

@@ -142,6 +142,48 @@ def hop_distances(
     return dist
 
 
+class NoRandomControl(AblationError):
+    """Without a KG, too few entities outside a run's visited set are known to draw a matched control from."""
+
+
+#: Why ``random_removal`` has no numbers when its control cannot be drawn.
+NO_RANDOM_CONTROL = ("no random control possible: the agent's tools revealed too few entities outside each run's "
+                     "visited set to draw as many as it cited; pass kg=")
+
+
+def _random_removal_from_pool(
+    baseline: Trajectory, cited: Sequence[str], rng: random.Random, pool: Sequence[str], types: dict[str, str | None]
+) -> list[str]:
+    """Without a KG: as many entities as were cited, from what the tools revealed in *any* baseline run,
+    never one this run visited or cited, the cited entity's type preferred."""
+    excluded = set(baseline.visited) | set(cited)
+    options = [e for e in pool if e not in excluded]
+    if len(options) < len(cited):
+        raise NoRandomControl(NO_RANDOM_CONTROL)
+    chosen: list[str] = []
+    for c in cited:
+        same_type = [e for e in options if types.get(e) is not None and types.get(e) == types.get(c)]
+        pick = rng.choice(same_type or options)
+        options.remove(pick)
+        chosen.append(pick)
+    return chosen
+
+
+def revealed_pool(baselines: Iterable[Trajectory]) -> tuple[list[str], dict[str, str | None]]:
+    """Every entity the tools revealed across ``baselines`` (entities and edge endpoints), and known types."""
+    pool: dict[str, None] = {}
+    types: dict[str, str | None] = {}
+    for traj in baselines:
+        for step in traj.steps:
+            for ent in step.entities:
+                pool.setdefault(ent.id)
+                types.setdefault(ent.id, ent.type)
+            for edge in step.edges:
+                pool.setdefault(edge.source)
+                pool.setdefault(edge.target)
+    return list(pool), types
+
+
 def _random_removal(
     baseline: Trajectory, kg: KnowledgeGraph | None, rng: random.Random, question: Any
 ) -> tuple[list[str], str]:
@@ -239,6 +281,7 @@ def condition_filters(
     question: Any = None,
     n_subsets: int = DEFAULT_SUBSETS,
     keep_probability: float = 0.5,
+    pool: tuple[Sequence[str], dict[str, str | None]] | None = None,
 ) -> list[tuple[str, GraphFilter]]:
     """The ``(variant, GraphFilter)`` pairs that replay ``condition`` for one question.
 
@@ -247,6 +290,8 @@ def condition_filters(
     ``text_only_isolation`` to the whole graph and is what ``random_removal``
     draws its control entities from. ``rng`` overrides the
     ``(seed, question, condition)``-derived generator of the random conditions.
+    ``pool`` (:func:`revealed_pool` of every baseline run) is what ``random_removal``
+    draws from without a KG; when it is too small, :class:`NoRandomControl` is raised.
     """
     if condition not in CONDITIONS:
         raise AblationError(f"unknown condition {condition!r}; known: {', '.join(CONDITIONS)}")
@@ -268,6 +313,8 @@ def condition_filters(
         return [(eid, _filter(condition, eid, hidden=[eid])) for eid in baseline.visited]
     gen = rng or condition_rng(seed, _question_id(question, baseline), condition)
     if condition == "random_removal":
+        if kg is None and pool is not None:
+            return [("", _filter(condition, hidden=_random_removal_from_pool(baseline, cited, gen, *pool)))]
         chosen, _ = _random_removal(baseline, kg, gen, question)
         return [("", _filter(condition, hidden=chosen))]
     # random_subsets

@@ -66,6 +66,11 @@ def register_tool_filter(tool_name: str, fn: ToolFilter) -> None:
     _REGISTRY[tool_name] = fn
 
 
+def is_registered(tool_name: str) -> bool:
+    """Whether ``tool_name`` has a registered filter (which then decides alone what the tool shows)."""
+    return tool_name in _REGISTRY
+
+
 def unregister_tool_filter(tool_name: str) -> None:
     _REGISTRY.pop(tool_name, None)
 
@@ -116,6 +121,11 @@ def _drops(obj: Any, f: GraphFilter) -> bool:
     """Whether ``obj`` (an item of a list) must vanish under ``f``."""
     if isinstance(obj, str):
         return obj in f.hidden
+    if isinstance(obj, list):
+        # a relationship tuple as a driver's record.data() gives it, [node, "TYPE", node] or ["TYPE", node]:
+        # one match, which goes whole when a node in it is hidden (a bare "TYPE" left behind is no row)
+        return (f.hidden and any(isinstance(x, str) for x in obj)
+                and any(isinstance(x, dict) and _drops(x, f) for x in obj))
     if not isinstance(obj, dict):
         return False
     eid = _entity_id(obj)
@@ -237,14 +247,44 @@ def _artifact_names(artifact: Any) -> dict[str, str]:
     return names
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _cut(line: str, names_hidden: Any) -> str:
+    """``line`` without its smallest units naming a hidden entity: sentences, then "; "/", " items after a "head: "."""
+    body = line.rstrip("\r\n")
+    end = line[len(body):]
+    kept_sentences = []
+    for sentence in _SENTENCE_END.split(body):
+        if not names_hidden(sentence):
+            kept_sentences.append(sentence)
+            continue
+        head, colon, rest = sentence.partition(": ")
+        if not colon:
+            head, rest = "", sentence
+        if names_hidden(head):
+            continue  # the sentence is about the hidden entity: it goes whole
+        stop = rest[-1] if rest[-1:] in ".!?" else ""
+        rest = rest[: len(rest) - len(stop)]
+        sep = "; " if "; " in rest else ", "
+        items = [item for item in rest.split(sep) if not names_hidden(item)]
+        if items:
+            kept_sentences.append(head + colon + sep.join(items) + stop)
+    kept = " ".join(kept_sentences)
+    return kept + end if kept.strip() else ""
+
+
 def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str]) -> str:
-    """Heuristic for free text: drop lines naming a hidden entity, replace masked names."""
+    """Heuristic for free text: cut the smallest unit naming a hidden entity (line, sentence, list item); mask names."""
     def pattern(term: str) -> re.Pattern[str]:
         return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
 
     hidden_terms = [pattern(t) for e in f.hidden for t in (e, names.get(e)) if t]
-    kept = [line for line in split_lines(text, keepends=True) if not any(p.search(line) for p in hidden_terms)]
-    out = "".join(kept)
+
+    def names_hidden(part: str) -> bool:
+        return any(p.search(part) for p in hidden_terms)
+
+    out = "".join(_cut(line, names_hidden) if names_hidden(line) else line for line in split_lines(text, keepends=True))
     for eid in f.masked:
         name = names.get(eid)
         if name:
@@ -278,6 +318,12 @@ def filter_tool_output(
     if registered is not None:
         return registered(output, graph_filter)
     known = dict(names or {})
+    if graph_filter.masked:  # masked names go everywhere, nested values included (names.mask_everywhere)
+        from .names import mask_everywhere
+
+        artifact = output.artifact if isinstance(output, ToolMessage) else (
+            output[1] if content_and_artifact and isinstance(output, tuple) and len(output) == 2 else None)
+        output = mask_everywhere(output, graph_filter, {**_artifact_names(artifact), **known})
     if isinstance(output, ToolMessage):
         names = {**known, **_artifact_names(output.artifact)}
         return output.model_copy(

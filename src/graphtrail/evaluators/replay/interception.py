@@ -15,8 +15,7 @@ a :class:`~.tools.FilteredTool` proxy: one tool run, the same callbacks,
 and the output is filtered *before* ``on_tool_end``, so the model and the
 tracer both see the ablated graph.
 
-The scope also counts, per tool name, the calls that went through a filter
-and those whose filtered output still named a hidden id. The replay runner
+The scope also counts, per tool name, the calls that went through a filter. The replay runner
 compares those counts with the tool steps the tracer recorded
 (:func:`coverage_of`): a traced tool call that never reached a filter ran in
 a context the evaluation could not reach (a bare thread, a tool overriding
@@ -103,14 +102,17 @@ def coverage_of(scope: FilterScope | None, trajectory: Any) -> dict[str, dict[st
     """Per tool name: ``{"filtered": n, "unfiltered": m}`` for one replay run.
 
     ``unfiltered`` counts the tool steps the tracer recorded beyond the calls
-    that went through a filter, plus filtered calls whose output still named a
-    hidden id. ``None`` when the run was not filtered (nothing to guard).
+    that went through a filter. ``None`` when the run was not filtered (nothing
+    to guard). Whether a hidden entity reached the model anyway is the
+    model-input check's job (:mod:`.leaks`).
     """
     if scope is None:
         return None
     steps: Counter[str] = Counter(step.tool for step in getattr(trajectory, "steps", None) or [])
     out: dict[str, dict[str, int]] = {}
-    for tool in sorted(set(steps) | set(scope.routed)):
-        routed, leaked = scope.routed[tool], scope.leaked[tool]
-        out[tool] = {"filtered": routed - leaked, "unfiltered": max(steps[tool] - routed, 0) + leaked}
+    for tool in sorted(set(steps) | set(scope.routed) | set(scope.over_filtered)):
+        routed = scope.routed[tool]
+        out[tool] = {"filtered": routed, "unfiltered": max(steps[tool] - routed, 0)}
+        if scope.over_filtered[tool]:
+            out[tool]["over_filtered"] = scope.over_filtered[tool]
     return out

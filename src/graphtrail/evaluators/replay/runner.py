@@ -37,8 +37,10 @@ from ...tracer.trajectory import Trajectory
 from ..records import RunKey, RunRecord
 from .cache import RunCache
 from .interception import coverage_of, filtering
+from .leaks import EntityNames, input_leaks
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 from .scope import FilterScope
+from .seen import SeenInputs, recording
 
 __all__ = [
     "ReplayJob",
@@ -61,6 +63,8 @@ class ReplayJob:
     #: All trials share trial 0's reuse namespace: only for a deterministic model, whose
     #: repeated samples are identical by definition (see ``evaluate(deterministic=...)``).
     shared_trials: bool = False
+    #: names and aliases of entities, for the model-input check (:mod:`.leaks`); None: ids only
+    names: EntityNames | None = None
 
     @property
     def namespace(self) -> str:
@@ -123,18 +127,33 @@ class AgentRunner:
       ``input_builder(question)`` (default ``{"messages": [("user", q)]}``);
     - async callables are awaited with the question text;
     - sync callables run in a worker thread (``asyncio.to_thread`` copies the
-      context, so filters and scopes follow them).
+      context, so filters and scopes follow them);
+    - a Runnable without a working async path (e.g. a sync-only ``@wrap_tool_call``
+      middleware, whose ``ainvoke`` raises ``NotImplementedError``) runs through
+      ``invoke`` in a worker thread with the context copied, from then on.
     """
 
     def __init__(self, agent: Any, input_builder: Callable[[str], Any] | None = None) -> None:
         self.agent = agent
         self.input_builder = input_builder
+        self.sync_only = False  # set once ``ainvoke`` said it cannot run: ``invoke`` in a worker thread
+        #: the model this evaluation's fresh runs saw (RunRecord.model_seen); cached runs of another are re-run
+        self.observed: str | None = None
+        self._probe: asyncio.Event | None = None  # set while one fresh run learns ``observed`` on resume
 
     async def __call__(self, question: str) -> Any:
         agent = self.agent
         if hasattr(agent, "ainvoke"):
             payload = (self.input_builder or default_input)(question)
-            return await agent.ainvoke(payload)
+            if self.sync_only:
+                return await asyncio.to_thread(agent.invoke, payload)
+            try:
+                return await agent.ainvoke(payload)
+            except NotImplementedError:
+                if not hasattr(agent, "invoke"):
+                    raise
+                self.sync_only = True
+                return await asyncio.to_thread(agent.invoke, payload)
         payload = self.input_builder(question) if self.input_builder else question
         if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
             return await agent(payload)
@@ -183,6 +202,7 @@ def _record(
     counters: RunCounters,
     wall: float,
     tool_coverage: dict[str, dict[str, int]] | None = None,
+    seen: SeenInputs | None = None,
 ) -> RunRecord:
     f = job.graph_filter
     if trajectory is not None:
@@ -220,10 +240,20 @@ def _record(
         divergence_step=counters.divergence_step,
         wall_time_s=wall,
         tool_coverage=tool_coverage,
+        input_leaks=_leaks(job, seen) if not job.graph_filter.is_empty else None,
+        model_seen=("; ".join(sorted(seen.models)) or None) if seen is not None else None,
         trace_id=trajectory.trace_id if trajectory is not None else None,
         baseline_trace_id=baseline.trace_id if baseline is not None and job.key.condition != "baseline" else None,
         trajectory=trajectory,
     )
+
+
+def _leaks(job: ReplayJob, seen: SeenInputs | None) -> dict[str, list[str]] | None:
+    """The model-input check of a filtered run (:mod:`.leaks`)."""
+    if seen is None:
+        return None
+    names = job.names or EntityNames(revealed={k: [v] for k, v in (job.baseline.entity_names if job.baseline else {}).items()})
+    return input_leaks(seen, job.graph_filter, names, job.question)
 
 
 async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseCache | None) -> RunRecord:
@@ -232,11 +262,13 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
     error: BaseException | None = None
     trajectory: Trajectory | None = None
     scope: FilterScope | None = None
+    seen: SeenInputs | None = None
     with contextlib.ExitStack() as stack:
         stack.enter_context(use_filter(None if job.graph_filter.is_empty else job.graph_filter))
         if not job.graph_filter.is_empty:  # every tool call of the run goes through the filter
             names = job.baseline.entity_names if job.baseline is not None else None
             scope = stack.enter_context(filtering(job.graph_filter, names))
+        seen = stack.enter_context(recording())  # what the model was given and which model answered
         stack.enter_context(use_trial(job.key.trial))  # sampled (simulated) models draw trial k's sample
         counters = (
             stack.enter_context(reuse_scope(reuse_cache, job.namespace)) if reuse_cache is not None else RunCounters()
@@ -250,10 +282,35 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
         wall = time.perf_counter() - start
         if cap is not None:
             trajectory = cap.last
-    return _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory))
+    return _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory), seen)
 
 
 Score = Callable[[RunRecord], Awaitable[RunRecord]]
+
+
+def _observe(runner: AgentRunner, record: RunRecord) -> None:
+    """The first fresh run that saw a model call names the model of this evaluation."""
+    if runner.observed is None and record.model_seen:
+        runner.observed = record.model_seen
+    if runner._probe is not None and not runner._probe.is_set():
+        runner._probe.set()
+
+
+async def _same_model(runner: AgentRunner, cached: RunRecord) -> bool | None:
+    """Whether a cached run was answered by the model answering now (resume with another model re-runs).
+
+    ``None``: nothing has shown yet which model answers now, so the caller runs
+    this job fresh to see it (a probe: its cached record is kept when the models
+    agree); the other cached jobs wait for it.
+    """
+    if cached.model_seen is None:
+        return True  # no model call was seen then (or an old record): nothing to compare
+    if runner.observed is None:
+        if runner._probe is None:
+            runner._probe = asyncio.Event()
+            return None
+        await runner._probe.wait()
+    return runner.observed is None or cached.model_seen == runner.observed
 
 
 async def replay(
@@ -266,6 +323,7 @@ async def replay(
     score: Score | None = None,
     on_done: Callable[[RunRecord, bool], None] | None = None,
     input_builder: Callable[[str], Any] | None = None,
+    check_model: bool = False,
 ) -> list[RunRecord]:
     """Run ``jobs`` (skipping those ``cache`` already holds); records in job order.
 
@@ -274,6 +332,8 @@ async def replay(
     ``reuse_cache`` must be installed as the global LLM cache
     (:func:`.reuse.installed`) for prefix reuse; without it, calls are not counted.
     ``on_done(record, from_cache)`` is called once per job, e.g. for progress.
+    ``check_model``: a cached run answered by another model than the one answering
+    now is run again (``evaluate`` turns it on; it may cost one probe run).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -284,6 +344,13 @@ async def replay(
 
     async def one(i: int, job: ReplayJob) -> None:
         cached = cache.done(job.key)
+        probing: RunRecord | None = None
+        if cached is not None and check_model:
+            same = await _same_model(runner, cached)
+            if same is None:
+                probing, cached = cached, None
+            elif not same:
+                cached = None
         if cached is not None:
             results[i] = cached
             if on_done is not None:
@@ -291,6 +358,13 @@ async def replay(
             return
         async with semaphore:
             record = await run_job(runner, job, reuse_cache)
+        _observe(runner, record)
+        if probing is not None and record.model_seen == probing.model_seen:
+            record = probing  # the same model: the finished run stands, the probe only looked
+            results[i] = record
+            if on_done is not None:
+                on_done(record, True)
+            return
         if score is not None:
             record = await score(record)
         cache.add(record)

@@ -1,27 +1,23 @@
-"""One filtered replay run's bookkeeping: which tools were routed through the filter, which leaked.
+"""One filtered replay run's bookkeeping: which tools were routed through the filter.
 
 A :class:`FilterScope` lives for one replay run (:func:`.interception.filtering`
-enters it). It counts, per tool name, the calls that went through a filter and
-those whose filtered output still named a hidden id, and holds the run's tool
-proxies. :class:`~.tools.FilteredTool` reports to it through :func:`current_scope`;
+enters it). It counts, per tool name, the calls that went through a filter, and holds
+the run's tool proxies. Whether a hidden entity still reached the model is not
+judged here from tool outputs but from the model's inputs (:mod:`.leaks`). :class:`~.tools.FilteredTool` reports to it through :func:`current_scope`;
 the replay runner turns the counts into ``RunRecord.tool_coverage``.
 """
 
 from __future__ import annotations
 
 import contextvars
-import json
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
 from ...kg.views import GraphFilter
-from .filters import _endpoints, _entity_id, _parse_json
 
 __all__ = ["FilterScope", "current_scope", "scope_var"]
 
@@ -34,9 +30,9 @@ class FilterScope:
         #: id -> name of entities the baseline run saw; lets the plain-text filter drop lines naming them.
         self.names = dict(names or {})
         self.routed: Counter[str] = Counter()
-        self.leaked: Counter[str] = Counter()
+        #: tool -> calls whose filter removed entities the condition keeps (:mod:`.overfilter`)
+        self.over_filtered: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._leak_pattern: re.Pattern[str] | None = None
         # id(tool) -> (tool, its proxy): a run calls the same tools again and again, and a
         # fresh proxy would recompute LangChain's per-instance caches on every call. Held
         # for this run only (the scope dies with it), so no tool is kept alive by graphtrail.
@@ -52,69 +48,13 @@ class FilterScope:
             self._proxies[id(tool)] = (tool, wrapped)
         return wrapped
 
+    def over_filtered_call(self, tool: str, lost: list[str]) -> None:
+        with self._lock:
+            self.over_filtered[tool] += 1
+
     def count(self, tool: str) -> None:
         with self._lock:
             self.routed[tool] += 1
-
-    def check_leak(self, tool: str, output: Any) -> None:
-        """Count ``output`` as leaked when a hidden entity is still in it after filtering.
-
-        Structured parts (dicts, lists, JSON text) are walked: an entity or edge
-        with a hidden id, or a bare hidden id in a list, is a leak. The text is
-        also searched for hidden ids as whole tokens, but only for ids that
-        contain a letter and are at least two characters long: ``1`` or ``42``
-        would match counts and years, and report leaks that are not there.
-        """
-        hidden = self.graph_filter.hidden
-        if not hidden:
-            return
-        if self._leak_pattern is None:
-            ids = sorted((e for e in hidden if len(e) >= 2 and any(c.isalpha() for c in e)), key=len, reverse=True)
-            self._leak_pattern = (
-                re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, ids)) + r")(?![\w-])") if ids else _NEVER
-            )
-        text = _as_text(output)
-        if self._leak_pattern.search(text) or _structured_leak(output, hidden):
-            with self._lock:
-                self.leaked[tool] += 1
-
-
-_NEVER = re.compile(r"(?!)")
-
-
-def _structured_leak(output: Any, hidden: frozenset[str]) -> bool:
-    if isinstance(output, ToolMessage):
-        return _structured_leak(output.content, hidden) or _structured_leak(output.artifact, hidden)
-    if isinstance(output, tuple):
-        return any(_structured_leak(part, hidden) for part in output)
-    if isinstance(output, str):
-        parsed = _parse_json(output)
-        return parsed is not None and _structured_leak(parsed, hidden)
-    stack = [output]
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, dict):
-            eid = _entity_id(obj)
-            ends = _endpoints(obj)
-            if (eid is not None and eid in hidden) or (ends is not None and (ends[0] in hidden or ends[1] in hidden)):
-                return True
-            stack.extend(obj.values())
-        elif isinstance(obj, list):
-            if any(isinstance(item, (str, int)) and not isinstance(item, bool) and str(item) in hidden for item in obj):
-                return True
-            stack.extend(obj)
-    return False
-
-
-def _as_text(output: Any) -> str:
-    if isinstance(output, ToolMessage):
-        return _as_text(output.content) + "\n" + _as_text(output.artifact)
-    if isinstance(output, str):
-        return output
-    try:
-        return json.dumps(output, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(output)
 
 
 #: The running replay's scope; :mod:`.interception` enters it and reads it directly on its hot path.

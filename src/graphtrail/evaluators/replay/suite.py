@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..records import CITATION_CONDITIONS, NO_CITATIONS, RunKey, RunRecord, question_field
-from .ablations import condition_filters
+from ..errors import EvaluationError
+from .ablations import NO_RANDOM_CONTROL, NoRandomControl, condition_filters, revealed_pool
 from .cache import RunCache
+from .leaks import EntityNames
 from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
@@ -95,10 +97,19 @@ def _condition_jobs(
     seed: int,
     n_subsets: int,
     shared_trials: bool,
-) -> tuple[list[ReplayJob], dict[str, str]]:
+) -> tuple[list[ReplayJob], dict[str, str], bool]:
     """Every condition's jobs, from each question's baseline trial 0; and the questions skipped, with why."""
     jobs: list[ReplayJob] = []
     skipped: dict[str, str] = {}
+    revealed: dict[str, list[str]] = {}  # names every baseline revealed: the model-input check looks for them
+    for base in baselines.values():
+        if base.trajectory is not None:
+            for eid, name in base.trajectory.entity_names.items():
+                revealed.setdefault(eid, []).append(name)
+    names = EntityNames(kg, revealed)
+    traces = [b.trajectory for b in baselines.values() if b.trajectory is not None and b.status != "error"]
+    pool = revealed_pool(traces) if kg is None else None
+    no_control = False
     for q in questions:
         qid = str(question_field(q, "id"))
         base = baselines.get(qid)
@@ -109,7 +120,11 @@ def _condition_jobs(
             skipped[qid] = f"baseline run failed: {base.error}"
             continue
         for condition in wanted:
-            filters = condition_filters(condition, base.trajectory, kg, seed=seed, question=q, n_subsets=n_subsets)
+            try:
+                filters = condition_filters(condition, base.trajectory, kg, seed=seed, question=q, n_subsets=n_subsets, pool=pool)
+            except NoRandomControl:
+                no_control = True
+                continue
             for variant, graph_filter in filters:
                 for t in range(trials):
                     jobs.append(
@@ -120,9 +135,32 @@ def _condition_jobs(
                             question_obj=q,
                             baseline=base.trajectory,
                             shared_trials=shared_trials,
+                            names=names,
                         )
                     )
-    return jobs, skipped
+    if no_control:  # a control drawn for some questions only is no control: refuse it whole
+        jobs = [j for j in jobs if j.key.condition != "random_removal"]
+    return jobs, skipped, no_control
+
+
+#: A KG sharing less than this share of the entities the agent's tools revealed is not the agent's graph.
+MIN_KG_OVERLAP = 0.5
+
+
+def check_kg_overlap(kg: Any, baselines: dict[str, RunRecord]) -> None:
+    """Refuse a KG that is not the one the agent's tools read: the KG conditions would hide nothing it sees."""
+    if kg is None:
+        return
+    revealed = {e for b in baselines.values() if b.trajectory is not None for e in b.trajectory.visited}
+    if not revealed:
+        return
+    shared = sum(1 for e in revealed if e in kg)
+    if shared < MIN_KG_OVERLAP * len(revealed):
+        name = getattr(kg, "name", "the KG")
+        raise EvaluationError(
+            f"the KG {name!r} shares {shared} of the {len(revealed)} entities the agent's tools revealed, so it is not "
+            "the graph the agent reads; pass the agent's own graph as kg=, or no kg at all"
+        )
 
 
 async def replay_suite(
@@ -153,7 +191,8 @@ async def replay_suite(
     """
     key = _Keys(agent_id, model_id, seed)
     with installed(reuse_cache), ReplayProgress(progress) as bar:
-        run = functools.partial(replay, runner, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score, on_done=bar.done)
+        run = functools.partial(replay, runner, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score,
+                                on_done=bar.done, check_model=True)
         # 1. baselines: trial 0 of each question defines its conditions
         base_jobs = [
             ReplayJob(
@@ -175,9 +214,12 @@ async def replay_suite(
         # 2. conditions, from each question's baseline trial 0
         by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
         wanted, not_applicable = _applicable(conditions, by_q)
-        jobs, skipped = _condition_jobs(
+        check_kg_overlap(kg, by_q)
+        jobs, skipped, no_control = _condition_jobs(
             questions, by_q, wanted, kg, key, trials=trials, seed=seed, n_subsets=n_subsets, shared_trials=shared_trials
         )
+        if no_control:
+            not_applicable["random_removal"] = NO_RANDOM_CONTROL
         bar.phase("ablations", len(jobs))
         cond_records = await run(jobs)
 

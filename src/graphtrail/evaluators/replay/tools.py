@@ -26,7 +26,9 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools.base import _get_runnable_config_param
 
 from ...kg.views import active_filter
-from .filters import filter_tool_output
+from .filters import _artifact_names, filter_tool_output, is_registered
+from .names import absent_arguments, restore
+from .overfilter import lost_entities, model_text
 from .scope import current_scope
 
 __all__ = ["FilteredTool", "wrap_tool", "wrap_agent_tools", "AblationMiddleware", "is_graphtrail_tool"]
@@ -99,16 +101,32 @@ class FilteredTool(BaseTool):
 
     def _apply(self, output: Any) -> Any:
         scope = current_scope()
+        graph_filter = active_filter()
+        pair = self.response_format == "content_and_artifact"
         filtered = filter_tool_output(
             self.name,
             output,
-            active_filter(),
-            content_and_artifact=self.response_format == "content_and_artifact",
+            graph_filter,
+            content_and_artifact=pair,
             names=scope.names if scope is not None else None,
         )
-        if scope is not None:
-            scope.check_leak(self.name, filtered)
+        if scope is not None and graph_filter is not None and filtered is not output:
+            # the over-filtering check: nothing the condition keeps may vanish from what the model reads
+            names = {**scope.names, **_artifact_names(output[1] if pair and isinstance(output, tuple) else
+                                                      getattr(output, "artifact", None))}
+            lost = lost_entities(model_text(output, pair), model_text(filtered, pair), names, graph_filter)
+            if lost:
+                scope.over_filtered_call(self.name, lost)
         return filtered
+
+    def _absent(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[str]]:
+        """Arguments naming a hidden entity made absent (:mod:`.names`): the tool answers as if it were gone."""
+        scope = current_scope()
+        graph_filter = active_filter()
+        if scope is None or graph_filter is None or is_registered(self.name):
+            return args, kwargs, []
+        found = absent_arguments(args, kwargs, graph_filter, scope.names)
+        return found if found is not None else (args, kwargs, [])
 
     def _run(
         self,
@@ -118,7 +136,9 @@ class FilteredTool(BaseTool):
         **kwargs: Any,
     ) -> Any:
         fn = self.inner._run
-        return self._apply(fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        args, kwargs, replaced = self._absent(args, kwargs)
+        filtered = self._apply(fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        return restore(filtered, replaced) if replaced else filtered  # the tool's echo of what it was asked
 
     async def _arun(
         self,
@@ -128,7 +148,9 @@ class FilteredTool(BaseTool):
         **kwargs: Any,
     ) -> Any:
         fn = self.inner._arun
-        return self._apply(await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        args, kwargs, replaced = self._absent(args, kwargs)
+        filtered = self._apply(await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        return restore(filtered, replaced) if replaced else filtered  # the tool's echo of what it was asked
 
 
 def wrap_tool(tool: BaseTool) -> BaseTool:

@@ -9,6 +9,11 @@ Here, from the records alone, a condition is judged:
 - **escaped tools**: a tool whose outputs revealed entities in the question's
   baseline run had an unfiltered call in this condition. The agent may have
   seen exactly what the condition hid, so the condition is invalid.
+- **leaked to the model**: in some run of the condition, the model was given a
+  hidden entity's id, name or alias, or a masked entity's name (the model-input
+  check, :mod:`graphtrail.evaluators.replay.leaks`, recorded in
+  ``RunRecord.input_leaks``). The reason names the channel: a tool, a cached tool
+  result, the system prompt, a message from a node that is not a tool.
 - **nothing revealed**: no tool output of any baseline run revealed an entity.
   graphtrail then saw none of the agent's graph access (a chain that reads its
   graph directly, such as ``GraphQAChain``, or an extractor that cannot read
@@ -41,6 +46,21 @@ FIX_HINT = (
     "graphtrail.evaluators.wrap_tool(tool) and call the tool in the run's context (not in a bare thread)"
 )
 
+#: A condition with more failed runs than this share is invalid: failed runs are errors, not wrong answers.
+MAX_ERROR_RATE = 0.1
+
+
+def _short(text: str | None, limit: int = 200) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: The start of the reason of a condition whose filter removed more than it hid.
+OVER_FILTERED = "the filter could not cut out only the hidden entities from tool"
+
+#: The start of the reason of a condition whose model was given what it hid.
+LEAKED = "the model was given hidden or masked entities"
+
 NOTHING_REVEALED = (
     "no tool output of the baseline runs revealed a graph entity, so graphtrail could neither see nor filter "
     "the agent's graph access; expose graph lookups as LangChain tools, or register an extractor for their outputs"
@@ -54,6 +74,16 @@ class ConditionCoverage:
     filtered: int = 0
     unfiltered: int = 0
     escaped: list[str] = field(default_factory=list)  # tools that revealed entities at baseline and escaped here
+    over_filtered: list[str] = field(default_factory=list)  # tools whose filter removed entities the condition keeps
+    leaks: dict[str, set[str]] = field(default_factory=dict)  # channel -> hidden/masked ids the model was given
+    leaked_runs: int = 0
+    runs: int = 0
+    errors: int = 0
+    first_error: str | None = None
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.runs if self.runs else None
     reason: str | None = None
 
     @property
@@ -77,27 +107,56 @@ def _baselines(records: Sequence[RunRecord]) -> dict[str, RunRecord]:
 
 
 def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCoverage]:
-    """Per non-baseline condition present in ``records``: its filtered/unfiltered calls and validity."""
+    """Per condition present in ``records``: its filtered/unfiltered calls, errors and validity.
+
+    The baseline is judged only on its error rate (it filters nothing).
+    """
     recs = list(records)
     baselines = _baselines(recs)
     revealing = {q: _revealing_tools(r) for q, r in baselines.items()}
     anything_revealed = any(revealing.values())
     out: dict[str, ConditionCoverage] = defaultdict(ConditionCoverage)
     escaped: dict[str, set[str]] = defaultdict(set)
+    over: dict[str, set[str]] = defaultdict(set)
     for r in recs:
         cond = r.key.condition
+        cov = out[cond]
+        cov.runs += 1
+        if r.status == "error":
+            cov.errors += 1
+            cov.first_error = cov.first_error or r.error
         if cond == "baseline":
             continue
-        cov = out[cond]
+        if r.input_leaks:
+            cov.leaked_runs += 1
+            for channel, ids in r.input_leaks.items():
+                cov.leaks.setdefault(channel, set()).update(ids)
         for tool, counts in (r.tool_coverage or {}).items():
             cov.filtered += counts.get("filtered", 0)
             unfiltered = counts.get("unfiltered", 0)
             cov.unfiltered += unfiltered
+            if counts.get("over_filtered"):
+                over[cond].add(tool)
             if unfiltered and tool in revealing.get(r.key.question_id, ()):
                 escaped[cond].add(tool)
     for cond, cov in out.items():
         cov.escaped = sorted(escaped.get(cond, ()))
-        if cov.escaped:
+        cov.over_filtered = sorted(over.get(cond, ()))
+        if cov.errors and cov.errors / cov.runs > MAX_ERROR_RATE:
+            cov.reason = (f"{cov.errors} of {cov.runs} run(s) failed with an error ({cov.errors / cov.runs:.0%}, above the "
+                          f"{MAX_ERROR_RATE:.0%} graphtrail accepts); first error: {_short(cov.first_error)}")
+        elif cond == "baseline":
+            pass
+        elif cov.leaks:
+            channels = "; ".join(f"{ch} ({', '.join(sorted(ids)[:5])}{', ...' if len(ids) > 5 else ''})"
+                                 for ch, ids in sorted(cov.leaks.items()))
+            cov.reason = (f"{LEAKED} in {cov.leaked_runs} of {cov.runs} run(s), through: {channels}")
+        elif cov.over_filtered:
+            tools = ", ".join(repr(t) for t in cov.over_filtered)
+            cov.reason = (f"{OVER_FILTERED} {tools}: its filtered output lost entities this condition keeps, so the "
+                          "model saw less than the ablated graph shows; register a filter for it "
+                          "(graphtrail.evaluators.register_tool_filter) or ablate at the data source")
+        elif cov.escaped:
             tools = ", ".join(repr(t) for t in cov.escaped)
             cov.reason = f"tool(s) {tools} revealed entities at baseline but ran unfiltered under this condition"
         elif baselines and not anything_revealed:
@@ -111,6 +170,10 @@ def mark_rows(rows: Sequence["ConditionRow"], records: Iterable[RunRecord]) -> N
     for row in rows:
         cov = found.get(row.condition)
         if cov is None:
+            continue
+        row.error_rate, row.first_error = cov.error_rate, cov.first_error
+        if row.condition == "baseline":
+            row.valid, row.invalid_reason = cov.valid, cov.reason
             continue
         row.tool_calls_filtered, row.tool_calls_unfiltered = cov.filtered, cov.unfiltered
         row.escaped_tools = list(cov.escaped)
@@ -133,6 +196,9 @@ def banner_sentences(report: "ReportTables") -> list[str]:
     escaped = sorted({t for r in bad for t in r.escaped_tools})
     if escaped:
         out.append(f"Tools that escaped filtering: {', '.join(escaped)}. To fix: {FIX_HINT}.")
+    leaked = [r for r in bad if (r.invalid_reason or "").startswith((LEAKED, OVER_FILTERED)) or "failed with an error" in (r.invalid_reason or "")]
+    for r in leaked:
+        out.append(f"{r.label}: {r.invalid_reason}.")
     if any(r.invalid_reason == NOTHING_REVEALED for r in bad):
         out.append(NOTHING_REVEALED[0].upper() + NOTHING_REVEALED[1:] + ".")
     return out

@@ -175,7 +175,19 @@ def _power_sentence(report: "ReportTables") -> str | None:
     return text[0].upper() + text[1:] + "."
 
 
+def _error_sentence(report: "ReportTables") -> str | None:
+    """Failed runs are errors, not wrong answers: say how many, and the first message."""
+    failing = [r for r in report.conditions if getattr(r, "error_rate", None)]
+    if not failing:
+        return None
+    parts = [f"{r.label} {r.error_rate:.0%}" for r in failing]
+    first = next((r.first_error for r in failing if r.first_error), "no message")
+    return (f"Runs failed with an error ({', '.join(parts)}; first: {first[:160]}); failed runs count as errors, "
+            "not as wrong answers, and a condition where more than 10% failed is invalid.")
+
+
 def _sentences(report: "ReportTables") -> Iterator[str | None]:
+    yield _error_sentence(report)
     yield _uncited_sentence(report)
     yield _cited_sentence(report)
     yield _influence_sentence(report)

@@ -326,6 +326,9 @@ def apply_judges(
         rec = rec.model_copy(deep=False)
         question = by_id.get(rec.key.question_id, {"id": rec.key.question_id, "question": rec.question, "answers": []})
         ctx = JudgeContext(baseline_answer=baseline.get(rec.key.question_id), kg=kg, record=rec)
+        if rec.status == "error":  # a failed run is an error, not a wrong answer: it has no verdict
+            out.append(rec)
+            continue
         if overwrite or rec.correct is None:
             rec.correct = cover_exact_match(rec.answer, question, ctx)
         if overwrite or rec.exact is None:

@@ -115,6 +115,8 @@ class ConditionRow(BaseModel):
     escaped_tools: list[str] = Field(default_factory=list)
     tool_calls_filtered: int | None = None
     tool_calls_unfiltered: int | None = None
+    error_rate: float | None = None  # share of the condition's runs that failed with an error (not wrong answers)
+    first_error: str | None = None
     exact_match: float | None = None  # normalized exact match, beside ``accuracy`` (which ``correct`` decides)
     f1: float | None = None  # mean token F1
     not_applicable: str | None = None  # why this condition has no numbers (e.g. NO_CITATIONS)

@@ -1,0 +1,77 @@
+"""Names are entities too: tool arguments that name a hidden entity, and masked names deep in outputs.
+
+- A tool keyed by names (``movie_info(title="Inception")``) finds a hidden
+  entity when the model asks for it by the name in the question. With the
+  entity really gone, the tool would answer what it answers for something
+  that is not there. So the call runs with that argument replaced by a name no
+  graph holds, and the replacement is put back in the output: a tool that
+  says "No movie named Inception." says exactly that.
+- Masking replaces a masked entity's name everywhere in the output, in nested
+  values too (a Neo4j ``record.data()`` relationship tuple, a list of names).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+
+from ...kg.views import GraphFilter
+from .leaks import normalize
+
+__all__ = ["MISSING", "absent_arguments", "restore", "mask_everywhere"]
+
+#: What a hidden entity's name becomes in a tool call's arguments: a name no graph holds.
+MISSING = "graphtrail-absent-entity-7f3a"
+
+
+def absent_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], graph_filter: GraphFilter,
+                     names: Mapping[str, str]) -> tuple[tuple[Any, ...], dict[str, Any], list[str]] | None:
+    """``(args, kwargs, replaced)`` with every string argument naming a hidden entity (id or name) made absent."""
+    if not graph_filter.hidden:
+        return None
+    wanted = {normalize(e) for e in graph_filter.hidden}
+    wanted |= {normalize(n) for e, n in names.items() if e in graph_filter.hidden and isinstance(n, str) and n}
+    replaced: list[str] = []
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str) and normalize(value) in wanted:
+            replaced.append(value)
+            return MISSING
+        return value
+
+    new_args = tuple(swap(a) for a in args)
+    new_kwargs = {k: swap(v) for k, v in kwargs.items()}
+    return (new_args, new_kwargs, replaced) if replaced else None
+
+
+def restore(output: Any, replaced: list[str]) -> Any:
+    """``output`` with :data:`MISSING` put back as the argument it replaced (the tool's own echo)."""
+    original = replaced[0]
+    return _map_strings(output, lambda s: s.replace(MISSING, original) if MISSING in s else s)
+
+
+def mask_everywhere(output: Any, graph_filter: GraphFilter, names: Mapping[str, str]) -> Any:
+    """Every whole-word occurrence of a masked entity's name, anywhere in ``output``, becomes its placeholder."""
+    terms = {n: graph_filter.masked_name(e) for e, n in names.items()
+             if e in graph_filter.masked and isinstance(n, str) and len(n) >= 3}
+    if not terms:
+        return output
+    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")(?![\w-])")
+    return _map_strings(output, lambda s: pattern.sub(lambda m: terms[m.group(0)], s))
+
+
+def _map_strings(value: Any, fn: Any) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, ToolMessage):
+        return value.model_copy(update={"content": _map_strings(value.content, fn), "artifact": _map_strings(value.artifact, fn)})
+    if isinstance(value, dict):
+        return {k: _map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, fn) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_map_strings(v, fn) for v in value)
+    return value
