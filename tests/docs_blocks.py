@@ -7,7 +7,9 @@ it that renders as nothing:
 - ``<!--pytest.mark.skip(reason="needs Docker")-->``: not run, the reason shown;
 - ``<!--pytest-codeblocks:importorskip(ladybug)-->``: skipped when the module is missing;
 - ``<!--pytest-codeblocks:cont-->``: the block continues the one before;
-- ``<!--pytest-codeblocks:expected-output-->`` after a block: the next block is what it prints.
+- ``<!--pytest-codeblocks:expected-output-->`` after a block: the next block is what it prints;
+- ``<!--pytest.mark.exit_code(1)-->`` on a shell block: its last command must exit 1 (a gate
+  the example breaks on purpose), every earlier one 0. Registered in pyproject.toml.
 
 Python blocks run in this process. Shell blocks run command by command:
 ``graphtrail ...`` and ``python ...`` with the interpreter running the tests
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ShellCommand", "shell_commands", "run_shell_block", "UnrunnableCommand"]
+__all__ = ["ShellCommand", "shell_commands", "run_shell_block", "UnrunnableCommand", "expected_exit_code"]
 
 RUNNABLE = ("graphtrail", "python", "python3")
 
@@ -96,21 +98,40 @@ def _argv(command: ShellCommand) -> list[str] | None:
     )
 
 
-def run_shell_block(code: str, cwd: Path, env: dict[str, str], timeout: float = 600) -> list[subprocess.CompletedProcess[str]]:
-    """Run every command of a shell block in ``cwd``; raise AssertionError on the first that fails."""
+def run_shell_block(
+    code: str, cwd: Path, env: dict[str, str], timeout: float = 600, last_exit_code: int = 0
+) -> list[subprocess.CompletedProcess[str]]:
+    """Run every command of a shell block in ``cwd``; raise AssertionError on the first that fails.
+
+    Every command must exit 0 but the last, which must exit ``last_exit_code``
+    (``<!--pytest.mark.exit_code(N)-->``): an example whose point is a failing
+    gate shows the failure, and the test still fails if the gate passes.
+    """
+    commands = shell_commands(code)
+    if last_exit_code and (not commands or _argv(commands[-1]) is None):
+        raise AssertionError(f"exit_code({last_exit_code}) names the block's last command, but it has none that runs")
     done: list[subprocess.CompletedProcess[str]] = []
-    for command in shell_commands(code):
+    for i, command in enumerate(commands):
         argv = _argv(command)
         if argv is None:
             continue
+        expected = last_exit_code if i == len(commands) - 1 else 0
         proc = subprocess.run(argv, cwd=cwd, env={**env, **command.env}, capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
+        if proc.returncode != expected:
             raise AssertionError(
-                f"`{shlex.join(command.argv)}` exited {proc.returncode} in {cwd}\n"
+                f"`{shlex.join(command.argv)}` exited {proc.returncode} (expected {expected}) in {cwd}\n"
                 f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
             )
         done.append(proc)
     return done
+
+
+def expected_exit_code(marks: list[Any]) -> int:
+    """The exit code a block's ``pytest.mark.exit_code(N)`` mark expects of its last command (0 without one)."""
+    codes = [m.mark.args[0] for m in marks if getattr(m, "mark", None) is not None and m.mark.name == "exit_code"]
+    if len(codes) > 1 or any(not isinstance(c, int) or isinstance(c, bool) or c == 0 for c in codes):
+        raise ValueError(f"a block takes at most one exit_code(N) mark, N a nonzero integer; got {codes}")
+    return codes[0] if codes else 0
 
 
 def subprocess_env(extra_path: list[Path]) -> dict[str, str]:

@@ -21,7 +21,14 @@ import pytest
 from pytest_codeblocks import extract_from_file
 
 import graphtrail
-from tests.docs_blocks import UnrunnableCommand, mark_objects, run_shell_block, shell_commands, subprocess_env
+from tests.docs_blocks import (
+    UnrunnableCommand,
+    expected_exit_code,
+    mark_objects,
+    run_shell_block,
+    shell_commands,
+    subprocess_env,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -67,10 +74,12 @@ def test_block_runs(page: Path, kind: str, block: Any, page_dirs: dict[Path, Pat
     if block.importorskip:
         pytest.importorskip(block.importorskip)
     folder = _page_dir(page_dirs, page, tmp_path_factory)
+    exit_code = expected_exit_code(mark_objects(block.marks))
     if kind == "shell":
-        procs = run_shell_block(block.code, folder, subprocess_env([SRC, EXAMPLES]))
+        procs = run_shell_block(block.code, folder, subprocess_env([SRC, EXAMPLES]), last_exit_code=exit_code)
         output = "".join(p.stdout for p in procs)
     else:
+        assert not exit_code, "exit_code(N) is for shell blocks; a Python block shows a failure with pytest.raises"
         monkeypatch.chdir(folder)
         monkeypatch.syspath_prepend(str(EXAMPLES))
         # configure(exporter="otlp") in a page must find no collector: a closed loopback port.
@@ -106,3 +115,18 @@ def test_a_program_the_docs_test_cannot_run_fails_with_the_way_out(tmp_path: Pat
         run_shell_block("docker compose up -d", tmp_path, subprocess_env([SRC]))
     with pytest.raises(AssertionError, match="exited 2"):
         run_shell_block("graphtrail kg info missing.tsv", tmp_path, subprocess_env([SRC]))
+
+
+def test_an_expected_exit_code_is_required_of_the_last_command_only(tmp_path: Path) -> None:
+    """exit_code(N) lets a gate example fail as documented, and fails the test when it does not."""
+    env = subprocess_env([SRC])
+    failing = "python -c 'pass'\npython -c 'raise SystemExit(1)'"
+    assert [p.returncode for p in run_shell_block(failing, tmp_path, env, last_exit_code=1)] == [0, 1]
+    with pytest.raises(AssertionError, match=r"exited 0 \(expected 1\)"):
+        run_shell_block("python -c 'pass'", tmp_path, env, last_exit_code=1)
+    with pytest.raises(AssertionError, match=r"exited 1 \(expected 0\)"):
+        run_shell_block("python -c 'raise SystemExit(1)'\npython -c 'pass'", tmp_path, env, last_exit_code=1)
+    assert expected_exit_code(mark_objects(["pytest.mark.exit_code(1)"])) == 1
+    assert expected_exit_code(mark_objects(['pytest.mark.skip(reason="x")'])) == 0
+    with pytest.raises(ValueError, match="nonzero"):
+        expected_exit_code(mark_objects(["pytest.mark.exit_code(0)"]))
