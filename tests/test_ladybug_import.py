@@ -21,12 +21,13 @@ import pytest
 
 from graphtrail.agents import KGError, KnowledgeGraph, load_kg
 from graphtrail.kg.backends import import_graph
-from graphtrail.kg.backends.scratch import PREFIX, sweep
 
 pytest.importorskip("ladybug")
 pytest.importorskip("pyarrow")
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+#: How an import's working folder is named (the part of its name a later import looks for).
+PREFIX = ".graphtrail-import-"
 
 
 def small_kg() -> KnowledgeGraph:
@@ -66,7 +67,7 @@ class _Dangling(KnowledgeGraph):
 def test_an_engine_error_names_the_target_and_quotes_no_statement(tmp_path: Path) -> None:
     kg = _Dangling(name="dangling")
     kg.add_entity("a", "A")
-    parent = tmp_path / "it's here"
+    parent = tmp_path / "it's a back\\slash"
     parent.mkdir()
     with pytest.raises(KGError) as info:
         import_graph(kg, parent / "g.lbug")
@@ -116,6 +117,8 @@ def _working_folders(parent: Path) -> list[Path]:
 def test_sigterm_stops_the_import_and_removes_its_working_folder(tmp_path: Path) -> None:
     parent = tmp_path / "graphs"
     parent.mkdir()
+    from graphtrail.kg.backends.scratch import sweep
+
     proc, _ = _start_paused_import(parent / "g.lbug", tmp_path)
     try:
         assert len(_working_folders(parent)) == 1
