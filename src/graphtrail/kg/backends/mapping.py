@@ -5,9 +5,11 @@ typed relations, text units, communities) maps onto a property graph as:
 
 - an entity is a node labelled :attr:`GraphMapping.entity_label`, with the id,
   name, type, description and aliases in the named properties;
-- a relation is a relationship between two entity nodes. Its label is the
-  relationship *type* (Neo4j's natural shape: ``(:Entity)-[:CAPITAL_OF]->(:Entity)``)
-  unless :attr:`relation_property` names a property that holds it;
+- a relation is a relationship between two entity nodes. Its type stands for the
+  label (Neo4j's natural shape: ``(:Entity)-[:CAPITAL_OF]->(:Entity)``; the import
+  derives a safe type from the label and keeps the label as written in
+  :attr:`relation_text_property`) unless :attr:`relation_property` names a
+  property that holds it;
 - a text unit is a node labelled :attr:`text_unit_label` with its text, linked to
   the entities it mentions by :attr:`mentions_type` relationships;
 - a community is a node labelled :attr:`community_label` with title, summary,
@@ -15,7 +17,8 @@ typed relations, text units, communities) maps onto a property graph as:
   members linked to it by :attr:`member_type` relationships (GraphRAG's
   ``IN_COMMUNITY``).
 
-``graphtrail kg import`` writes exactly this shape; a graph that already lives in
+Every name here goes into statements, so each must be a plain identifier
+(:mod:`.identifiers`); values never do. ``graphtrail kg import`` writes exactly this shape; a graph that already lives in
 Neo4j under other names is read by overriding the fields (see docs/datasets.md).
 """
 
