@@ -35,6 +35,7 @@ def normalize_questions(questions: Any) -> list[Any]:
         elif isinstance(q, Mapping):
             q = {**q, "id": str(q["id"])}
         qid = str(question_field(q, "id"))
+        _check_lists(q, f"question #{i} ({qid[:40]!r})")
         if qid in seen:
             raise EvaluationError(f"duplicate question id {qid!r}; ids key the cache and must be unique")
         seen.add(qid)
@@ -42,6 +43,25 @@ def normalize_questions(questions: Any) -> list[Any]:
     if not out:
         raise EvaluationError("no questions to evaluate")
     return out
+
+
+#: Fields that hold lists of strings, checked before anything runs (scoring iterates them).
+_LIST_FIELDS = ("answers", "answer_ids", "topic_ids")
+
+
+def _check_lists(q: Any, where: str) -> None:
+    """Each list field absent, ``None`` or a list of strings; anything else an :class:`EvaluationError`."""
+    for name in _LIST_FIELDS:
+        value = question_field(q, name)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            raise EvaluationError(f"{where}: field {name!r}: expected a list of strings, got a single string (wrap it in [...])")
+        if not isinstance(value, (list, tuple)):
+            raise EvaluationError(f"{where}: field {name!r}: expected a list of strings, got {type(value).__name__}")
+        for j, item in enumerate(value):
+            if not isinstance(item, str):
+                raise EvaluationError(f"{where}: field {name!r} item {j}: expected a string, got {type(item).__name__}")
 
 
 def check_conditions(conditions: Sequence[str] | None) -> list[str]:

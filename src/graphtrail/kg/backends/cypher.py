@@ -36,10 +36,7 @@ from ..views import MASK_PLACEHOLDER, GraphFilter
 from .mapping import quote_name
 from .store import GraphStore
 
-__all__ = ["CypherGraph", "LIST_SEPARATOR"]
-
-#: Joins id lists stored as one string (LadybugDB text units and communities).
-LIST_SEPARATOR = "\x1f"
+__all__ = ["CypherGraph"]
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 #: Filters whose query parameters are kept (concurrent replays each hold one).
@@ -53,8 +50,8 @@ def _aliases(value: Any) -> tuple[str, ...]:
 def _id_list(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
-    if isinstance(value, str):
-        return tuple(x for x in value.split(LIST_SEPARATOR) if x)
+    if isinstance(value, str):  # a graph written by someone else: one id, never split on a character
+        return (value,) if value else ()
     return tuple(str(x) for x in value if x is not None and str(x) != "")
 
 
@@ -153,7 +150,6 @@ class _Shared:
                 "blocked": blocked,
                 "withheld": sorted(set(hidden) | set(masked) | set(blocked)),
                 "mask_prefix": f"{MASK_PLACEHOLDER} ",
-                "sep": LIST_SEPARATOR,
             }
             with self.lock:
                 if len(self._params) >= _PARAM_CACHE:

@@ -6,44 +6,43 @@ more memory than the pages a query touches. graphtrail owns the schema:
 - ``Entity(id PRIMARY KEY, name, type, description, aliases, ord)`` — aliases as
   a JSON list, ``ord`` the insertion order;
 - ``RELATION(FROM Entity TO Entity, relation, description, ord)``;
-- ``TextUnit(id PRIMARY KEY, text, entity_ids, ord)`` and
+- ``TextUnit(id PRIMARY KEY, text, entity_ids STRING[], ord)`` and
   ``MENTIONS(FROM TextUnit TO Entity)`` for the indexed "units of this entity";
-- ``Community(id PRIMARY KEY, title, summary, level, entity_ids, ord)``;
+- ``Community(id PRIMARY KEY, title, summary, level, entity_ids STRING[], ord)``;
 - ``GraphInfo(key PRIMARY KEY, value)``: the graph's name and the schema version.
 
-Id lists are stored as one string joined by :data:`~.cypher.LIST_SEPARATOR`.
+Id lists are ``STRING[]`` columns: no separator character, so an id may hold any character.
 Every lookup goes through a primary key (a hash index), so a tool call reads
 the entity and its adjacency, never the whole graph.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..errors import KGError, MissingDependencyError
 from ..graph import KnowledgeGraph
-from .cypher import LIST_SEPARATOR, CypherGraph
+from .cypher import CypherGraph
+from .identifiers import check_keys
 from .mapping import GraphMapping
+from .scratch import LOCK, scratch_folder
 from .store import Dialect
 
 __all__ = ["LadybugStore", "open_ladybug", "write_ladybug", "SCHEMA_VERSION", "LADYBUG_SUFFIX"]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: id lists as STRING[] (1 joined them with a separator character)
 LADYBUG_SUFFIX = ".lbug"
 
 _MAPPING = GraphMapping(relation_property="relation")
 _DIALECT = Dialect(
     relation_pattern="[r:RELATION]",
     relation_expr="r.relation",
-    unit_entity_ids_expr="string_split(u.entity_ids, $sep)",
-    community_members_expr="string_split(c.entity_ids, $sep)",
+    unit_entity_ids_expr="u.entity_ids",
+    community_members_expr="c.entity_ids",
     order_expr_entity="e.ord",
     order_expr_relation="r.ord",
     order_expr_unit="u.ord",
@@ -53,11 +52,13 @@ _DIALECT = Dialect(
 _SCHEMA = (
     "CREATE NODE TABLE Entity(id STRING PRIMARY KEY, name STRING, type STRING, description STRING, aliases STRING, ord INT64)",
     "CREATE REL TABLE RELATION(FROM Entity TO Entity, relation STRING, description STRING, ord INT64)",
-    "CREATE NODE TABLE TextUnit(id STRING PRIMARY KEY, text STRING, entity_ids STRING, ord INT64)",
+    "CREATE NODE TABLE TextUnit(id STRING PRIMARY KEY, text STRING, entity_ids STRING[], ord INT64)",
     "CREATE REL TABLE MENTIONS(FROM TextUnit TO Entity)",
-    "CREATE NODE TABLE Community(id STRING PRIMARY KEY, title STRING, summary STRING, level INT64, entity_ids STRING, ord INT64)",
+    "CREATE NODE TABLE Community(id STRING PRIMARY KEY, title STRING, summary STRING, level INT64, entity_ids STRING[], ord INT64)",
     "CREATE NODE TABLE GraphInfo(key STRING PRIMARY KEY, value STRING)",
 )
+#: One bulk load per table, the rows an Arrow table passed as the ``$rows`` parameter.
+_COPY = {table: f"COPY {table} FROM $rows" for table in ("Entity", "RELATION", "TextUnit", "MENTIONS", "Community")}
 
 
 def _import_ladybug() -> Any:
@@ -123,24 +124,74 @@ def open_ladybug(path: str | os.PathLike[str], *, name: str | None = None) -> Cy
     return CypherGraph(store, name or info.get("name") or path.stem)
 
 
-def _write_csv(path: Path, header: list[str], rows: Any) -> int:
-    n = 0
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n")
-        writer.writerow(header)
+def _import_pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "writing a LadybugDB graph needs the pyarrow package: pip install 'graphtrail[graphdb]'"
+        ) from exc
+    return pyarrow
+
+
+def _tables(kg: KnowledgeGraph) -> dict[str, Any]:
+    """The graph as one Arrow table per LadybugDB table, in the schema's column order.
+
+    Arrow holds lists as lists and strings as they are (quotes, separators,
+    NUL), and reaches ``COPY`` as a query parameter: no file, no path, no
+    character that has to be escaped anywhere.
+    """
+    pa = _import_pyarrow()
+    ids = set(kg.entity_ids())
+    text, number, id_list = pa.string(), pa.int64(), pa.list_(pa.string())
+
+    def table(columns: list[tuple[str, Any]], rows: Any) -> Any:
+        data: list[list[Any]] = [[] for _ in columns]
         for row in rows:
-            writer.writerow(row)
-            n += 1
-    return n
+            for column, value in zip(data, row):
+                column.append(value)
+        return pa.table({name: pa.array(values, type=kind) for (name, kind), values in zip(columns, data)})
+
+    units = list(kg.text_units.values())
+    return {
+        "Entity": table(
+            [("id", text), ("name", text), ("type", text), ("description", text), ("aliases", text), ("ord", number)],
+            ([e.id, e.name, e.type, e.description, json.dumps(list(e.aliases), ensure_ascii=False), i] for i, e in enumerate(kg.entities())),
+        ),
+        "RELATION": table(
+            [("from", text), ("to", text), ("relation", text), ("description", text), ("ord", number)],
+            ([r.source, r.target, r.relation, r.description, i] for i, r in enumerate(kg.relations())),
+        ),
+        "TextUnit": table(
+            [("id", text), ("text", text), ("entity_ids", id_list), ("ord", number)],
+            ([u.id, u.text, list(u.entity_ids), i] for i, u in enumerate(units)),
+        ),
+        "MENTIONS": table(
+            [("from", text), ("to", text)],
+            ([u.id, e] for u in units for e in dict.fromkeys(u.entity_ids) if e in ids),
+        ),
+        "Community": table(
+            [("id", text), ("title", text), ("summary", text), ("level", number), ("entity_ids", id_list), ("ord", number)],
+            ([c.id, c.title, c.summary, c.level, list(c.entity_ids), i] for i, c in enumerate(kg.communities.values())),
+        ),
+    }
+
+
+def _reason(exc: BaseException) -> str:
+    """The engine's message without the statement it may quote (first line, bounded)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return first[:200]
 
 
 def write_ladybug(kg: KnowledgeGraph, path: str | os.PathLike[str]) -> Path:
     """Write ``kg`` (entities, relations, text units, communities) as a new LadybugDB file.
 
-    Never overwrites: an existing ``path`` is an error. The database is built
-    under a temporary name beside ``path`` and renamed when complete, so an
-    interrupted import leaves nothing a later load could mistake for a graph.
-    Bulk-loaded with ``COPY`` from CSV, so a million edges take seconds.
+    Never overwrites: an existing ``path`` is an error. The database is built in
+    a working folder beside ``path`` (:mod:`.scratch`: removed on exit, on
+    SIGTERM, or by the next import after a SIGKILL) and renamed when complete,
+    so an interrupted import leaves nothing a later load could mistake for a
+    graph. Bulk-loaded with ``COPY`` from Arrow tables passed as parameters,
+    so a million edges take seconds and no statement holds a value or a path.
     """
     lb = _import_ladybug()
     path = Path(path)
@@ -148,58 +199,29 @@ def write_ladybug(kg: KnowledgeGraph, path: str | os.PathLike[str]) -> Path:
         raise KGError(f"{path} already exists; graphtrail never overwrites it: pick a new path or delete it first")
     if not path.parent.is_dir():
         raise KGError(f"{path.parent}: no such folder")
-    work = Path(tempfile.mkdtemp(prefix=".graphtrail-import-", dir=path.parent))
-    try:
+    check_keys(kg, str(path))
+    tables = _tables(kg)
+    with scratch_folder(path.parent) as work:
         db_path = work / path.name
-        ids = set(kg.entity_ids())
-        sep = LIST_SEPARATOR
-        files = {
-            "Entity": _write_csv(
-                work / "entity.csv",
-                ["id", "name", "type", "description", "aliases", "ord"],
-                ([e.id, e.name, e.type, e.description, json.dumps(list(e.aliases), ensure_ascii=False), i] for i, e in enumerate(kg.entities())),
-            ),
-            "RELATION": _write_csv(
-                work / "relation.csv",
-                ["from", "to", "relation", "description", "ord"],
-                ([r.source, r.target, r.relation, r.description, i] for i, r in enumerate(kg.relations())),
-            ),
-            "TextUnit": _write_csv(
-                work / "textunit.csv",
-                ["id", "text", "entity_ids", "ord"],
-                ([u.id, u.text, sep.join(u.entity_ids), i] for i, u in enumerate(kg.text_units.values())),
-            ),
-            "MENTIONS": _write_csv(
-                work / "mentions.csv",
-                ["from", "to"],
-                ([u.id, e] for u in kg.text_units.values() for e in dict.fromkeys(u.entity_ids) if e in ids),
-            ),
-            "Community": _write_csv(
-                work / "community.csv",
-                ["id", "title", "summary", "level", "entity_ids", "ord"],
-                ([c.id, c.title, c.summary, c.level, sep.join(c.entity_ids), i] for i, c in enumerate(kg.communities.values())),
-            ),
-        }
-        db = lb.Database(str(db_path))
-        conn = lb.Connection(db)
+        try:
+            db = lb.Database(str(db_path))
+            conn = lb.Connection(db)
+        except RuntimeError as exc:
+            raise KGError(f"{path}: cannot create a LadybugDB graph ({_reason(exc)})") from None
         try:
             for statement in _SCHEMA:
                 conn.execute(statement)
-            csv_names = {"Entity": "entity", "RELATION": "relation", "TextUnit": "textunit", "MENTIONS": "mentions", "Community": "community"}
-            for table, n in files.items():
-                if n:
-                    source = (work / f"{csv_names[table]}.csv").as_posix().replace("'", "\\'")
-                    conn.execute(f"COPY {table} FROM '{source}' (HEADER=true, QUOTE='\"', ESCAPE='\"', DELIM=',', PARALLEL=false)")
+            for table, rows in tables.items():
+                if rows.num_rows:
+                    conn.execute(_COPY[table], {"rows": rows})
             for key, value in (("name", kg.name), ("schema", SCHEMA_VERSION)):
                 conn.execute("CREATE (:GraphInfo {key: $k, value: $v})", {"k": key, "v": str(value)})
         except RuntimeError as exc:
-            raise KGError(f"{path}: LadybugDB import failed ({exc})") from None
+            raise KGError(f"{path}: LadybugDB import failed ({_reason(exc)})") from None
         finally:
             conn.close()
             db.close()
-        for leftover in work.glob("*.csv"):
-            leftover.unlink()
-        produced = [p for p in work.iterdir()]
+        produced = [p for p in work.iterdir() if p.name != LOCK]
         if path.exists():
             raise KGError(f"{path} appeared while importing; graphtrail never overwrites it")
         db_path.rename(path)
@@ -207,5 +229,3 @@ def write_ladybug(kg: KnowledgeGraph, path: str | os.PathLike[str]) -> Path:
             if extra != db_path and extra.exists():
                 extra.rename(path.with_name(path.name + extra.name[len(db_path.name):]))
         return path
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

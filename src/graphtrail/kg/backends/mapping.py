@@ -5,9 +5,11 @@ typed relations, text units, communities) maps onto a property graph as:
 
 - an entity is a node labelled :attr:`GraphMapping.entity_label`, with the id,
   name, type, description and aliases in the named properties;
-- a relation is a relationship between two entity nodes. Its label is the
-  relationship *type* (Neo4j's natural shape: ``(:Entity)-[:CAPITAL_OF]->(:Entity)``)
-  unless :attr:`relation_property` names a property that holds it;
+- a relation is a relationship between two entity nodes. Its type stands for the
+  label (Neo4j's natural shape: ``(:Entity)-[:CAPITAL_OF]->(:Entity)``; the import
+  derives a safe type from the label and keeps the label as written in
+  :attr:`relation_text_property`) unless :attr:`relation_property` names a
+  property that holds it;
 - a text unit is a node labelled :attr:`text_unit_label` with its text, linked to
   the entities it mentions by :attr:`mentions_type` relationships;
 - a community is a node labelled :attr:`community_label` with title, summary,
@@ -15,17 +17,18 @@ typed relations, text units, communities) maps onto a property graph as:
   members linked to it by :attr:`member_type` relationships (GraphRAG's
   ``IN_COMMUNITY``).
 
-``graphtrail kg import`` writes exactly this shape; a graph that already lives in
+Every name here goes into statements, so each must be a plain identifier
+(:mod:`.identifiers`); values never do. ``graphtrail kg import`` writes exactly this shape; a graph that already lives in
 Neo4j under other names is read by overriding the fields (see docs/datasets.md).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..errors import KGError
+from .identifiers import cypher_name
 
 __all__ = ["GraphMapping", "quote_name"]
 
@@ -40,8 +43,12 @@ class GraphMapping:
     type_property: str = "type"
     description_property: str = "description"
     aliases_property: str = "aliases"
-    #: ``None``: the relationship type is the relation label.
+    #: ``None``: the relationship type stands for the relation label (see :attr:`relation_text_property`).
     relation_property: str | None = None
+    #: When the type stands for the label: the property holding the label as written
+    #: (``kg import`` maps ``"capital of"`` to type ``CAPITAL_OF`` and keeps the text here);
+    #: relationships without it show their type.
+    relation_text_property: str = "relation"
     relation_description_property: str = "description"
     text_unit_label: str = "TextUnit"
     text_property: str = "text"
@@ -61,6 +68,7 @@ class GraphMapping:
             "description": "description_property",
             "aliases": "aliases_property",
             "relation": "relation_property",
+            "relation_text": "relation_text_property",
             "text_unit": "text_unit_label",
             "text": "text_property",
             "mentions": "mentions_type",
@@ -77,17 +85,10 @@ class GraphMapping:
                 )
             changes[field] = value or None if field == "relation_property" else value
             if changes[field] is not None:
-                quote_name(str(changes[field]))  # reject bad names early, with the option named
+                cypher_name(changes[field], f"graph mapping option {key}=")  # reject bad names early, with the option named
         return replace(self, **changes)
 
 
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 def quote_name(name: str) -> str:
-    """A label, type or property name as a Cypher identifier (backtick-quoted when needed)."""
-    if not name or "\x00" in name:
-        raise KGError(f"invalid label or property name {name!r}")
-    if _PLAIN.match(name):
-        return name
-    return "`" + name.replace("`", "``") + "`"
+    """A label, type or property name for a statement: checked by :func:`.identifiers.cypher_name`, backtick-quoted."""
+    return cypher_name(name)

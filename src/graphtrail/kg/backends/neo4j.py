@@ -23,6 +23,7 @@ from ..errors import KGError, MissingDependencyError
 from ..fields import DEFAULT_RELATION
 from ..graph import KnowledgeGraph
 from .cypher import CypherGraph
+from .identifiers import check_keys, relationship_type
 from .mapping import GraphMapping, quote_name
 from .store import Dialect
 
@@ -86,7 +87,10 @@ def _scrub(text: str, target: Neo4jTarget) -> str:
 def _dialect(m: GraphMapping) -> Dialect:
     L, ID = quote_name(m.entity_label), quote_name(m.id_property)
     ORD = quote_name(m.order_property)
-    rel = f"r.{quote_name(m.relation_property)}" if m.relation_property else "type(r)"
+    if m.relation_property:
+        rel = f"r.{quote_name(m.relation_property)}"
+    else:  # the label as written when the import kept it, else the type
+        rel = f"coalesce(r.{quote_name(m.relation_text_property)}, type(r))"
     return Dialect(
         relation_pattern="[r]",
         relation_expr=rel,
@@ -205,6 +209,7 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
     """
     target = parse_neo4j_uri(uri)
     m = (mapping or GraphMapping()).with_options(target.options)
+    check_keys(kg, target.display)  # before the first write: refused whole, never half-imported
     store = Neo4jStore(target, m)
     try:
         L, ID = quote_name(m.entity_label), quote_name(m.id_property)
@@ -232,9 +237,10 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
             store.write(f"UNWIND $rows AS row CREATE (:{L} {{{entity_props}}})", {"rows": batch})
         by_type: dict[str, list[dict[str, Any]]] = {}
         for i, r in enumerate(kg.relations()):
-            rel_type = m.relation_property and "RELATED" or (r.relation or DEFAULT_RELATION)
+            # A type is a name in the statement: a safe one derived from the label, which is kept as a property.
+            rel_type = "RELATED" if m.relation_property else relationship_type(r.relation or DEFAULT_RELATION)
             by_type.setdefault(rel_type, []).append({"s": r.source, "t": r.target, "r": r.relation, "d": r.description, "ord": i})
-        extra = f", {quote_name(m.relation_property)}: row.r" if m.relation_property else ""
+        extra = f", {quote_name(m.relation_property or m.relation_text_property)}: row.r"
         for rel_type, rows in by_type.items():
             for batch in _batches(rows):
                 store.write(

@@ -40,6 +40,8 @@ def load_graphml(path: PathLike) -> KnowledgeGraph:
     except (nx.NetworkXError, ValueError, KeyError) as exc:
         raise KGError(f"{path.name}: invalid GraphML: {exc}") from None
     kg = KnowledgeGraph(name=graph_name(path))
+    if "" in g:  # networkx keeps <node id=""/>; every other format refuses an empty id
+        raise KGError(f"{path.name}: a <node> with an empty id; every node needs a non-empty id")
     for node, data in g.nodes(data=True):
         kg.add_entity(
             str(node),

@@ -6,14 +6,14 @@ folder is loaded.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import KGError, MissingDependencyError
 from ..fields import DEFAULT_RELATION
 from ..graph import KnowledgeGraph
+from .cells import Cell
 from .paths import PathLike
 
 __all__ = ["load_graphrag"]
@@ -58,21 +58,14 @@ def _read_parquet(pd: Any, path: Path, required: Sequence[Sequence[str]]) -> Any
     return frame
 
 
-def _cell(value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+def _rows(frame: Any, path: Path) -> Iterator[tuple[int, dict[str, Cell]]]:
+    """``(row number, {column: Cell})`` for every row, each cell knowing its file, row and column."""
+    columns = [str(c) for c in frame.columns]
+    for row_no, row in enumerate(frame.itertuples(index=False, name=None), start=1):
+        yield row_no, {c: Cell(v, f"{path.name} row {row_no}, column {c!r}") for c, v in zip(columns, row)}
 
 
-def _id_list(value: Any) -> list[str]:
-    value = _cell(value)
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    return [str(v) for v in list(value)]
+_MISSING = Cell(None, "")
 
 
 def load_graphrag(folder: PathLike) -> KnowledgeGraph:
@@ -95,59 +88,70 @@ def load_graphrag(folder: PathLike) -> KnowledgeGraph:
     pd = _import_pandas()
     kg = KnowledgeGraph(name=folder.name)
 
-    entities = _read_parquet(pd, files["entities"], [("id",), ("title", "name")])
+    path = files["entities"]
+    entities = _read_parquet(pd, path, [("id",), ("title", "name")])
     title_col = "title" if "title" in entities.columns else "name"
     by_title: dict[str, str] = {}
     units_from_entities: dict[str, list[str]] = {}
-    for row_no, row in enumerate(entities.to_dict("records"), start=1):
-        eid, title = _cell(row.get("id")), _cell(row.get(title_col))
-        if eid is None or title is None:
-            raise KGError(f"{files['entities'].name} row {row_no}: expected non-empty 'id' and '{title_col}'")
-        eid = str(eid)
-        kg.add_entity(eid, str(title), str(_cell(row.get("type")) or "entity"), str(_cell(row.get("description")) or ""))
-        by_title.setdefault(str(title), eid)
-        for uid in _id_list(row.get("text_unit_ids")):
+    for _, row in _rows(entities, path):
+        eid = row["id"].ident(required=True)
+        title = row[title_col].text()
+        if not title:
+            raise KGError(f"{row[title_col].where}: empty (every entity needs a {title_col})")
+        assert eid is not None
+        kg.add_entity(
+            eid, title, row.get("type", _MISSING).text() or "entity", row.get("description", _MISSING).text(default="") or ""
+        )
+        by_title.setdefault(title, eid)
+        for uid in row.get("text_unit_ids", _MISSING).ids():
             units_from_entities.setdefault(uid, []).append(eid)
 
-    relationships = _read_parquet(pd, files["relationships"], [("source",), ("target",)])
+    path = files["relationships"]
+    relationships = _read_parquet(pd, path, [("source",), ("target",)])
     rel_ends: dict[str, tuple[str, str]] = {}
-    for row_no, row in enumerate(relationships.to_dict("records"), start=1):
+    for _, row in _rows(relationships, path):
         ends = []
         for column in ("source", "target"):
-            value = _cell(row.get(column))
-            value = str(value) if value is not None else ""
+            value = row[column].ident() or ""
             eid = by_title.get(value) or (value if value in kg else None)
             if eid is None:
-                raise KGError(
-                    f"{files['relationships'].name} row {row_no}, column '{column}': {value!r} is not an entity "
-                    f"title in {files['entities'].name}"
-                )
+                raise KGError(f"{row[column].where}: {value[:80]!r} is not an entity title in {files['entities'].name}")
             ends.append(eid)
-        kg.add_relation(ends[0], DEFAULT_RELATION, ends[1], str(_cell(row.get("description")) or ""))
-        if _cell(row.get("id")) is not None:
-            rel_ends[str(row["id"])] = (ends[0], ends[1])
+        kg.add_relation(ends[0], DEFAULT_RELATION, ends[1], row.get("description", _MISSING).text(default="") or "")
+        rid = row.get("id", _MISSING).ident()
+        if rid is not None:
+            rel_ends[rid] = (ends[0], ends[1])
 
     if "text_units" in files:
-        units = _read_parquet(pd, files["text_units"], [("id",), ("text",)])
-        for row in units.to_dict("records"):
-            uid = str(row["id"])
-            linked = _id_list(row.get("entity_ids")) if "entity_ids" in units.columns else []
-            linked = [e for e in linked if e in kg] or units_from_entities.get(uid, [])
-            kg.add_text_unit(uid, str(_cell(row.get("text")) or ""), linked)
+        path = files["text_units"]
+        units = _read_parquet(pd, path, [("id",), ("text",)])
+        for _, row in _rows(units, path):
+            uid = row["id"].ident(required=True)
+            assert uid is not None
+            linked = [e for e in row.get("entity_ids", _MISSING).ids() if e in kg] or units_from_entities.get(uid, [])
+            kg.add_text_unit(uid, row["text"].text(default="") or "", linked)
 
     if "communities" in files:
-        reports: dict[str, dict[str, Any]] = {}
+        reports: dict[str, dict[str, Cell]] = {}
         if "community_reports" in files:
-            report_frame = _read_parquet(pd, files["community_reports"], [("community",)])
-            reports = {str(r["community"]): r for r in report_frame.to_dict("records")}
-        coms = _read_parquet(pd, files["communities"], [("community", "id")])
-        for row in coms.to_dict("records"):
-            cid = str(_cell(row.get("community")) if _cell(row.get("community")) is not None else row["id"])
-            members = [e for e in _id_list(row.get("entity_ids")) if e in kg]
+            path = files["community_reports"]
+            report_frame = _read_parquet(pd, path, [("community",)])
+            for _, row in _rows(report_frame, path):
+                reports[row["community"].ident(required=True) or ""] = row
+        path = files["communities"]
+        coms = _read_parquet(pd, path, [("community", "id")])
+        for _, row in _rows(coms, path):
+            cid = row.get("community", _MISSING).ident()
+            if cid is None:
+                if "id" not in row:
+                    raise KGError(f"{row['community'].where}: missing, and the table has no 'id' column to stand in")
+                cid = row["id"].ident(required=True)
+            assert cid is not None
+            members = [e for e in row.get("entity_ids", _MISSING).ids() if e in kg]
             if not members:
-                members = sorted({end for r in _id_list(row.get("relationship_ids")) for end in rel_ends.get(r, ())})
+                members = sorted({end for r in row.get("relationship_ids", _MISSING).ids() for end in rel_ends.get(r, ())})
             report = reports.get(cid, {})
-            title = _cell(report.get("title")) or _cell(row.get("title")) or f"Community {cid}"
-            level = _cell(row.get("level"))
-            kg.add_community(cid, str(title), members, str(_cell(report.get("summary")) or ""), int(level) if level is not None else 0)
+            title = report.get("title", _MISSING).text() or row.get("title", _MISSING).text() or f"Community {cid}"
+            summary = report.get("summary", _MISSING).text(default="") or ""
+            kg.add_community(cid, title, members, summary, row.get("level", _MISSING).whole())
     return kg
