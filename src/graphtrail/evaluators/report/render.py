@@ -331,7 +331,7 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     out += [f"- {_md(n)}" for n in st.notes]
     out += ["", "## Provenance scores", "", _md_table(["Score", "Value", "Detail"], [list(r) for r in _score_rows(report)]), ""]
     out += ["How to read the numbers:", "", *[f"- **{k}**: {v}." for k, v in _glossary(report).items()], ""]
-    for name, title in (("accuracy", "Accuracy per condition"), ("influence", "Per-entity influence"), ("traversal", "Traversal")):
+    for name, title in (("accuracy", "Accuracy per condition"), ("changed", "Changed outputs per condition"), ("influence", "Per-entity influence"), ("traversal", "Traversal")):
         if name in plot_files:
             out += [f"![{title}]({plot_files[name]})", ""]
     counts = Counter(e.label for e in report.entities)
@@ -535,6 +535,9 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     if "accuracy" in plots:
         parts.append(f'<figure id="accuracy-plot">{plot_html("accuracy", plots["accuracy"], "Accuracy per condition with 95% intervals")}'
                      f"<figcaption>Accuracy per condition; bars are 95% cluster-bootstrap intervals.{ENLARGE}</figcaption></figure>")
+    if "changed" in plots:
+        parts.append(f'<figure id="changed-plot">{plot_html("changed", plots["changed"], "Changed outputs per condition")}'
+                     f"<figcaption>Share of outputs that differ from the baseline's; dashed: the noise floor.{ENLARGE}</figcaption></figure>")
     parts.append("</section>")
     parts += [
         '<section id="statistics"><h2>Statistics</h2>',
