@@ -42,7 +42,8 @@ def partial_line(report: "Report") -> str | None:
     graded, total = graded_questions(report), len(report.questions)
     if graded == 0 or graded == total:
         return None
-    return f"{graded} of {total} questions are graded (gold answers or a judge): accuracy is over those {graded} only."
+    verb, which = ("is", "that one") if graded == 1 else ("are", f"those {graded}")
+    return f"{graded} of {total} questions {verb} graded (gold answers or a judge): accuracy is over {which} only."
 
 
 def accuracy_header(report: "Report") -> str:
