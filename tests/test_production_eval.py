@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def test_eval_from_traces_runs_without_answers_and_reports_changed_outputs(
 ) -> None:
     path, prod = traces
     out = tmp_path / "eval"
-    code = main(["eval", "--kg", "countries", "--from-traces", str(path), "--model", MODEL,
+    code = main(["eval", "--kg", "countries", "--from-traces", str(path), "--model", MODEL, "--trials", "2",
                  "--conditions", "baseline,cited_removal,uncited_removal", "--out", str(out)])
     printed = capsys.readouterr().out
     assert code == 0
@@ -72,6 +73,82 @@ def test_eval_from_traces_runs_without_answers_and_reports_changed_outputs(
         links = {(link["traceId"], link["spanId"]) for link in span.get("links", [])}
         assert by_question[attrs["graphtrail.question_id"]] <= links
     assert {pair for pairs in by_question.values() for pair in pairs} == {(t.trace_id, t.span_id) for t in prod}
+    _check_gold_free_reports(out, results)
+
+
+class _Tables(HTMLParser):
+    """The header and rows of every ``<table id=...>`` in report.html, as text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self._table = dict(attrs).get("id") or ""
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self._table is not None:
+            self.tables[self._table][-1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _md_section_table(md: str, heading: str) -> list[list[str]]:
+    section = md.split(f"## {heading}\n")[1].split("\n## ")[0]
+    lines = [line for line in section.splitlines() if line.startswith("|") and not line.startswith("|---")]
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines]
+
+
+def _html_tables(page: str) -> dict[str, list[list[str]]]:
+    parser = _Tables()
+    parser.feed(page)
+    return parser.tables
+
+
+def _check_gold_free_reports(out: Path, results: dict[str, Any]) -> None:
+    """No gold: the written reports lead with changed outputs, equal to results.json's, and show no accuracy."""
+    assert all(row["accuracy"] is None for row in results["conditions"])  # the rows stay, accuracy null
+    assert all(q["baseline_correct"] is None for q in results["questions"])
+    noise = results["stats"]["noise_floor_answer"]
+    assert noise is not None  # two trials: the baseline's own noise is measured
+    expected = {}
+    for row in results["conditions"]:
+        over = None if row["condition"] == "baseline" else f"{100 * (row['changed_rate'] - noise):+.0f} pts"
+        expected[row["label"]] = (f"{100 * row['changed_rate']:.0f}%", over or "–")
+    md = (out / "report.md").read_text()
+    assert "No gold answers: accuracy is not shown" in md
+    assert "## Accuracy per condition" not in md and "McNemar" not in md
+    md_table = _md_section_table(md, "Changed outputs per condition")
+    page = (out / "report.html").read_text()
+    html_tables = _html_tables(page)
+    for table in (md_table, html_tables["conditions"]):
+        header, rows = table[0], table[1:]
+        assert not any("accuracy" in h.lower() for h in header)
+        changed, over = header.index("Output changed"), header.index("Change over noise")
+        assert changed == 1  # changed outputs lead
+        assert {row[0]: (row[changed], row[over]) for row in rows} == expected
+    findings = md.split("## Findings\n")[1].split("\n## ")[0]
+    assert "accuracy" not in findings.lower()
+    cited = next(r for r in results["conditions"] if r["condition"] == "cited_removal")
+    assert f"Removing the cited entities changed {100 * cited['changed_rate']:.0f}% of outputs" in findings
+    for table in (_md_section_table(md, "Per question"), html_tables["questions"]):
+        assert "Gold" not in table[0] and "Correct" not in table[0] and len(table) == 1 + len(results["questions"])
+    assert "No gold answers: accuracy is not shown" in page
+    assert 'id="accuracy-plot"' not in page and not (out / "accuracy.png").exists()
+    assert 'id="changed-plot"' in page and (out / "changed.png").exists()
 
 
 def test_answers_file_grades_matching_questions_and_shows_accuracy(
@@ -86,6 +163,29 @@ def test_answers_file_grades_matching_questions_and_shows_accuracy(
     assert "accuracy" in printed.split("changed outputs per condition")[1].split("citation support")[0]
     results = json.loads((out / "results.json").read_text())
     assert all(q["gold"] for q in results["questions"])
+
+
+def test_some_questions_graded_shows_accuracy_for_those_only_labelled_with_the_count(
+    traces: tuple[Path, list[Trajectory]], tmp_path: Path
+) -> None:
+    path, _ = traces
+    first = load_questions("countries-demo")[0]
+    answers = tmp_path / "one-answer.jsonl"
+    answers.write_text(json.dumps({"id": first.id, "question": first.question, "answers": list(first.answers)}) + "\n")
+    out = tmp_path / "partial"
+    code = main(["eval", "--kg", "countries", "--from-traces", str(path), "--answers", str(answers), "--model", MODEL,
+                 "--conditions", "baseline,cited_removal", "--out", str(out)])
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    graded = [q for q in results["questions"] if q["baseline_correct"] is not None]
+    assert len(graded) == 1 and len(results["questions"]) == 3
+    base = next(r for r in results["conditions"] if r["condition"] == "baseline")
+    assert base["accuracy"] == float(graded[0]["baseline_correct"]) and base["n_questions"] == 1
+    md = (out / "report.md").read_text()
+    assert "1 of 3 questions is graded" in md and "No gold answers" not in md
+    for table in (_md_section_table(md, "Accuracy per condition"), _html_tables((out / "report.html").read_text())["conditions"]):
+        assert table[0][1] == "Accuracy, 1 of 3 graded [95% CI]"
+        assert table[1][1].startswith(f"{100 * base['accuracy']:.0f}%")
 
 
 def test_sampling_is_seeded_and_independent_of_file_order(traces: tuple[Path, list[Trajectory]]) -> None:

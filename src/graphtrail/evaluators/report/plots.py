@@ -214,7 +214,11 @@ def render_plot_formats(report: "Report", formats: tuple[str, ...] = ("png", "sv
     (and the other plots) are worth more than a crash after a long evaluation.
     """
     out: dict[str, dict[str, bytes]] = {}
-    for name, fn in (("accuracy", accuracy_figure), ("influence", influence_figure), ("traversal", traversal_figure)):
+    from .changedplot import changed_figure
+
+    figures = (("accuracy", accuracy_figure), ("changed", changed_figure), ("influence", influence_figure),
+               ("traversal", traversal_figure))
+    for name, fn in figures:
         try:
             fig = fn(report)
             if fig is None:

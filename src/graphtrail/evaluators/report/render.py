@@ -28,6 +28,8 @@ from ..records import NO_CITATIONS
 from ..scoring.coverage import banner_sentences
 from ..scoring.findings import findings, hidden_influencers
 from ..scoring.judges import JUDGE_TEXT, normalize
+from .goldfree import (CHANGE_OVER_NOISE, CHANGE_OVER_NOISE_TEXT, GOLD_FREE_LINE, accuracy_header, changed_table,
+                       drop_gold_columns, gold_free_glossary, gold_free_power, is_gold_free, partial_line)
 from .layout import CSS, ENLARGE, plot_html
 
 if TYPE_CHECKING:
@@ -127,13 +129,15 @@ def entity_names(report: "Report") -> dict[str, str]:
 
 
 def _has_paper_column(report: "Report") -> bool:
-    return report.paper_reference and any(r.paper_accuracy is not None for r in report.conditions)
+    return report.paper_reference and not is_gold_free(report) and any(r.paper_accuracy is not None for r in report.conditions)
 
 
 def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the paper-style Table 2, as display strings."""
+    """Header and rows of the paper-style Table 2, as display strings (changed outputs first when nothing is graded)."""
+    if is_gold_free(report):
+        return changed_table(report)
     max_k = max((int(k) for r in report.conditions for k in r.pass_k), default=1)
-    header = ["Condition", "Accuracy [95% CI]", "Exact match", "Token F1", "n", "Δ vs baseline [95% CI]", "McNemar p",
+    header = ["Condition", accuracy_header(report), "Exact match", "Token F1", "n", "Δ vs baseline [95% CI]", "McNemar p",
               "Output changed"]
     if max_k > 1:
         header.append(f"pass^{max_k}")
@@ -253,7 +257,7 @@ def _question_rows(report: "Report") -> tuple[list[str], list[list[str]]]:
             _pct(q.coverage),
             ents(q.hidden_influence),
         ] + [str(q.answers.get(c, "–")) for c in conds])
-    return header, rows
+    return drop_gold_columns(header, rows) if is_gold_free(report) else (header, rows)
 
 
 def noise_note(report: "Report") -> str | None:
@@ -277,9 +281,12 @@ def noise_note(report: "Report") -> str | None:
 
 
 def judge_line(report: "Report") -> str:
-    """Which judge decides ``correct`` (hence every accuracy figure), in one sentence."""
+    """Which judge decides ``correct`` (hence every accuracy figure), in one sentence; or that nothing is graded."""
+    if is_gold_free(report):
+        return GOLD_FREE_LINE
     how = JUDGE_TEXT.get(report.correctness, f"the judge {report.correctness!r}")
-    return f"Correct means {how}. Exact match and token F1 are shown beside it."
+    partial = partial_line(report)
+    return f"Correct means {how}. Exact match and token F1 are shown beside it." + (f" {partial}" if partial else "")
 
 
 def cited_nothing_line(report: "Report") -> str | None:
@@ -310,20 +317,21 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     found = findings(report)
     if found:
         out += ["## Findings", "", *[f"- {_md(f)}" for f in found], ""]
-    out += ["## Accuracy per condition", ""]
+    out += ["## Changed outputs per condition" if is_gold_free(report) else "## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
     out.append("")
     if _has_paper_column(report):
         out += [PAPER_NOTE, ""]
-    out += ["## Statistics", "", f"**Power.** {st.power_statement}", ""]
+    power = gold_free_power(report) if is_gold_free(report) else st.power_statement
+    out += ["## Statistics", "", f"**Power.** {power}", ""]
     nf = (f"noise floor (answer disagreement between repeated baseline trials): {_pct(st.noise_floor_answer)}; "
           f"correctness disagreement: {_pct(st.noise_floor_correct)}; baseline trials: {st.baseline_trials}")
     out += [f"- {nf}", *([f"- {note}"] if (note := noise_note(report)) else []),
             f"- intervals: {st.confidence:.0%} cluster bootstrap over questions, {st.n_boot} resamples, seed {st.seed}"]
     out += [f"- {_md(n)}" for n in st.notes]
     out += ["", "## Provenance scores", "", _md_table(["Score", "Value", "Detail"], [list(r) for r in _score_rows(report)]), ""]
-    out += ["How to read the numbers:", "", *[f"- **{k}**: {v}." for k, v in GLOSSARY.items()], ""]
-    for name, title in (("accuracy", "Accuracy per condition"), ("influence", "Per-entity influence"), ("traversal", "Traversal")):
+    out += ["How to read the numbers:", "", *[f"- **{k}**: {v}." for k, v in _glossary(report).items()], ""]
+    for name, title in (("accuracy", "Accuracy per condition"), ("changed", "Changed outputs per condition"), ("influence", "Per-entity influence"), ("traversal", "Traversal")):
         if name in plot_files:
             out += [f"![{title}]({plot_files[name]})", ""]
     counts = Counter(e.label for e in report.entities)
@@ -357,10 +365,14 @@ def _e(x: Any) -> str:
     return html.escape("" if x is None else str(x))
 
 
+def _glossary(report: "Report") -> dict[str, str]:
+    return gold_free_glossary(GLOSSARY) if is_gold_free(report) else GLOSSARY
+
+
 def _tip(header: str) -> str:
     """`` title="..."`` for a column whose number needs explaining (see :data:`GLOSSARY`)."""
     key = "pass^k" if header.startswith("pass^") else header
-    for name, text in GLOSSARY.items():
+    for name, text in {**GLOSSARY, CHANGE_OVER_NOISE: CHANGE_OVER_NOISE_TEXT}.items():
         if key == name or key.startswith(name):
             return f' title="{_e(text)}"'
     return ""
@@ -441,6 +453,9 @@ def _questions_html(report: "Report", names: Mapping[str, str]) -> str:
             "<th>Hidden influence</th>"]
     if conds:
         head.append('<th title="the answer under each ablation; open a cell to read them">Under ablations</th>')
+    gold_free = is_gold_free(report)
+    if gold_free:
+        del head[3], head[1]
     body = []
     for q in report.questions:
         gold, every = _gold(q.gold)
@@ -459,6 +474,8 @@ def _questions_html(report: "Report", names: Mapping[str, str]) -> str:
         ]
         if conds:
             cells.append(_answers_cell(q, conds, labels, base))
+        if gold_free:  # no gold, no correctness: drop those columns
+            del cells[3], cells[1]
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (f'<div class="scroll"><table id="questions"><thead><tr>{"".join(head)}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>')
@@ -483,8 +500,8 @@ def _answers_cell(q: "QuestionRow", conds: list[str], labels: Mapping[str, str],
     return f"<td{cls}><details><summary>{_e(summary)}</summary><ul>{''.join(items)}</ul></details></td>"
 
 
-def _glossary_html() -> str:
-    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}.</dd>" for k, v in GLOSSARY.items())
+def _glossary_html(report: "Report") -> str:
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}.</dd>" for k, v in _glossary(report).items())
     return f'<h3>How to read the numbers</h3><dl id="glossary">{items}</dl>'
 
 
@@ -509,7 +526,8 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         f'<p class="note" id="judge">{_e(judge_line(report))}</p>',
         _findings_html(report),
         _hidden_html(report, names),
-        '<section id="accuracy"><h2>Accuracy per condition</h2>',
+        ('<section id="changed-outputs"><h2>Changed outputs per condition</h2>' if is_gold_free(report)
+         else '<section id="accuracy"><h2>Accuracy per condition</h2>'),
         _html_table("conditions", header, rows, [r.condition for r in report.conditions], paper_col),
     ]
     if paper_col is not None:
@@ -517,10 +535,14 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     if "accuracy" in plots:
         parts.append(f'<figure id="accuracy-plot">{plot_html("accuracy", plots["accuracy"], "Accuracy per condition with 95% intervals")}'
                      f"<figcaption>Accuracy per condition; bars are 95% cluster-bootstrap intervals.{ENLARGE}</figcaption></figure>")
+    if "changed" in plots:
+        parts.append(f'<figure id="changed-plot">{plot_html("changed", plots["changed"], "Changed outputs per condition")}'
+                     f"<figcaption>Share of outputs that differ from the baseline's; dashed: the noise floor.{ENLARGE}</figcaption></figure>")
     parts.append("</section>")
     parts += [
         '<section id="statistics"><h2>Statistics</h2>',
-        f'<p class="power" id="power">{_e(st.power_statement)}</p><ul id="stat-notes">',
+        f'<p class="power" id="power">{_e(gold_free_power(report) if is_gold_free(report) else st.power_statement)}</p>'
+        '<ul id="stat-notes">',
         f"<li>Noise floor (answer disagreement between repeated baseline trials): {_e(_pct(st.noise_floor_answer))}; "
         f"correctness disagreement: {_e(_pct(st.noise_floor_correct))}; baseline trials: {st.baseline_trials}.</li>",
         *([f'<li id="noise-note">{_e(note)}</li>'] if (note := noise_note(report)) else []),
@@ -529,7 +551,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         "</ul></section>",
         '<section id="scores"><h2>Provenance scores</h2>',
         _html_table("scores", ["Score", "Value", "Detail"], [list(r) for r in _score_rows(report)]),
-        _glossary_html(),
+        _glossary_html(report),
         "</section>",
     ]
     parts.append('<section id="entities"><h2>Entities</h2>')

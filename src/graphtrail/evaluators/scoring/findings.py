@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .changed import changed_findings, is_gold_free
+
 if TYPE_CHECKING:
     from .tables import ConditionRow, EntityRow, ReportTables
 
@@ -187,6 +189,9 @@ def _error_sentence(report: "ReportTables") -> str | None:
 
 
 def _sentences(report: "ReportTables") -> Iterator[str | None]:
+    if is_gold_free(report):  # nothing graded: speak of changed outputs, not accuracy
+        yield from changed_findings(report, _error_sentence(report), _influence_sentence(report))
+        return
     yield _error_sentence(report)
     yield _uncited_sentence(report)
     yield _cited_sentence(report)
