@@ -41,6 +41,8 @@ def input_error_types() -> tuple[type[BaseException], ...]:
         ("graphtrail.evaluators", "EvaluationError"),
         ("graphtrail.evaluators", "AblationError"),
         ("graphtrail.evaluators.report", "ReportError"),
+        ("graphtrail._outdir", "OutDirError"),
+        ("graphtrail.agents.question_stream", "QuestionTooLong"),
     ):
         try:
             mod = __import__(module, fromlist=[name])

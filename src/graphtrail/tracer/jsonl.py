@@ -65,6 +65,7 @@ class JsonlSpanExporter(SpanExporter):
         self._lock = threading.Lock()
         self._file: Any = None
         self._closed = False
+        self.last_error: str | None = None  # why the last batch could not be written (one line, names the file)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if self._closed:
@@ -74,11 +75,15 @@ class JsonlSpanExporter(SpanExporter):
             with self._lock:
                 if self._file is None:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open across batches
+                    # Never through a symlink planted at the path (it would write elsewhere).
+                    fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+                    self._file = os.fdopen(fd, "a", encoding="utf-8")
                 self._file.write(line + "\n")
                 self._file.flush()
             return SpanExportResult.SUCCESS
         except Exception as exc:  # noqa: BLE001
+            reason = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
+            self.last_error = f"cannot write {self.path}: {reason}"
             warn_once("jsonl-export", "graphtrail: could not write spans to %s (%r)", self.path, exc)
             return SpanExportResult.FAILURE
 

@@ -31,6 +31,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._safety import set_message_redactor, warn_once
+
 __all__ = ["REDACTED", "SECRET_KEY_WORDS", "is_secret_key", "redact", "redact_text", "set_rule", "get_rule"]
 
 REDACTED = "<redacted>"
@@ -470,8 +472,6 @@ def _apply_rule(rule: Callable[[str | None, Any], Any], key: str | None, value: 
     try:
         return rule(key, value)
     except Exception as exc:  # noqa: BLE001 - a broken rule must not leak what it was meant to hide
-        from ._safety import warn_once
-
         warn_once("redact:rule", "graphtrail: the redact rule raised %r; the value was recorded as <redacted>", exc)
         return REDACTED
 
@@ -498,3 +498,6 @@ def record_exception(span: Any, error: BaseException, timestamp: int) -> None:
         attributes={"exception.message": redact_text(message), "exception.stacktrace": redact_text(stacktrace)},
         timestamp=timestamp,
     )
+
+
+set_message_redactor(redact_text)

@@ -12,12 +12,15 @@ Layout of ``out_dir`` (see docs/ablations.md): ``runs.jsonl`` (records) and
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..._outdir import open_append
+from ...tracer.redact import redact
 from ..records import RunKey, RunRecord
 
 __all__ = ["RunCache", "RUNS_FILE", "REUSE_FILE", "load_records"]
@@ -82,7 +85,7 @@ class RunCache:
             fh.seek(-1, 2)
             last = fh.read(1)
         if last != b"\n":
-            with self.path.open("a", encoding="utf-8") as fh:
+            with open_append(self.path) as fh:
                 fh.write("\n")
 
     def done(self, key: RunKey) -> RunRecord | None:
@@ -99,8 +102,9 @@ class RunCache:
         with self._lock:
             self._records[record.key] = record
             if self.path is not None:
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(record.model_dump_json() + "\n")
+                with open_append(self.path) as fh:
+                    # Redacted like every file graphtrail writes: a run's question, answer and error text.
+                    fh.write(json.dumps(redact(record.model_dump(mode="json")), ensure_ascii=False) + "\n")
                     fh.flush()
 
     def records(self) -> list[RunRecord]:
