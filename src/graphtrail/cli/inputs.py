@@ -238,11 +238,6 @@ def guard_out_dir(out: Path, produced: Iterable[str], *, force: bool, resume: bo
     """
     if out.exists() and not out.is_dir():
         raise InputError(f"output path {out} is a file, not a directory", "pass --out with a directory path")
-    from graphtrail._outdir import check
-
-    # A non-empty folder graphtrail did not make is refused, and so is one another live
-    # graphtrail is writing to; nothing is created here (bad input must leave no trace).
-    check(out, force=force, resume=resume)
     existing = [out / name for name in produced if (out / name).exists() or (out / name).is_symlink()]
     if existing and not (force or resume):
         names = ", ".join(p.name for p in existing)
@@ -250,4 +245,9 @@ def guard_out_dir(out: Path, produced: Iterable[str], *, force: bool, resume: bo
             f"{out} already holds results ({names})",
             f"pass {flag_hint} to overwrite them, or --out to choose another directory",
         )
+    from graphtrail._outdir import check
+
+    # A non-empty folder graphtrail did not make is refused, and so is one another live
+    # graphtrail is writing to; nothing is created here (bad input must leave no trace).
+    check(out, force=force or bool(existing), resume=resume)
     return existing
