@@ -35,7 +35,7 @@ SHAPES = {
     "azure": ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + "QXp1cmVLZXk" * 8 + "==;EndpointSuffix=core",
               "QXp1cmVLZXk" * 8),
     "sas": ("https://acct.blob.core.windows.net/c/b?sv=2020-08-04&sr=b&sig=SaSSig0123456789abcdEF%3D&se=2030", "SaSSig0123456789abcdEF"),
-    "basic": ("send Basic dXNlcjpodW50ZXJ0d28= with it", "dXNlcjpodW50ZXJ0d28="),
+    "basic": ("send Basic dXNlcjpzZWNyZXQ= with it", "dXNlcjpzZWNyZXQ="),  # user:secret, no digit
     "curl": ("curl -u admin:CurlPa55word https://x.test", "CurlPa55word"),
     "db-url": ("postgres://app:Pg/Pa@ss99@db.example.test/prod", "Pg/Pa@ss99"),
     "flag": ("dump --password FlagPw77 --verbose", "FlagPw77"),
