@@ -196,7 +196,7 @@ def test_a_symlink_planted_in_the_folder_is_not_written_through(tmp_path: Path) 
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(Path(graphtrail.__file__).resolve().parents[1])}  # the graphtrail under test
     return subprocess.run([sys.executable, "-m", "graphtrail", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
@@ -315,3 +315,29 @@ def test_a_symlinked_trace_file_is_refused_not_appended_through(tmp_path: Path) 
         pipeline.setup_tracing(link, None)
     graphtrail.configure(exporter="none")
     assert victim.read_text() == "precious\n"
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Any:
+    """A 64 KB tmpfs (root only; skipped where mounting is not allowed), unmounted after."""
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_a_full_disk_and_a_read_only_one_are_one_line_naming_the_file(tiny_disk: Path, tmp_path: Path) -> None:
+    args = ("eval", "--kg", "countries", "-q", "countries-demo", "--limit", "2", "-o", str(tiny_disk / "o"))
+    proc = _cli(*args, cwd=tmp_path)
+    errors = [line for line in proc.stderr.splitlines() if "runs (" not in line]  # progress lines aside
+    assert proc.returncode != 0 and len(errors) == 1, proc.stderr
+    assert "no space left" in errors[0] and str(tiny_disk / "o") in errors[0]
+    subprocess.run(["mount", "-o", "remount,ro", str(tiny_disk)], check=True)
+    proc = _cli(*args, "--force", cwd=tmp_path)
+    errors = [line for line in proc.stderr.splitlines() if "runs (" not in line]
+    assert proc.returncode != 0 and len(errors) == 1, proc.stderr
+    assert "read-only" in errors[0] and str(tiny_disk / "o") in errors[0]

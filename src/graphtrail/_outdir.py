@@ -40,6 +40,7 @@ __all__ = [
     "write_text",
     "write_bytes",
     "open_append",
+    "append_text",
 ]
 
 MARKER = ".graphtrail"
@@ -236,3 +237,13 @@ def open_append(path: str | Path) -> IO[Any]:
             raise WriteFailed(f"cannot write {target}: it is a symbolic link, which graphtrail does not follow; remove it") from None
         raise WriteFailed(describe_os_error(exc, target)) from None
     return os.fdopen(fd, "a", encoding="utf-8")
+
+
+def append_text(path: str | Path, text: str) -> None:
+    """Append ``text`` to ``path`` and flush (:func:`open_append`'s rules); a failed write names the file."""
+    with open_append(path) as fh:
+        try:
+            fh.write(text)
+            fh.flush()
+        except OSError as exc:
+            raise WriteFailed(describe_os_error(exc, path)) from None

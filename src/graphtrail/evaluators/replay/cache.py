@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..._outdir import open_append
+from ..._outdir import append_text
 from ...tracer.redact import redact
 from ..records import RunKey, RunRecord
 
@@ -85,8 +85,7 @@ class RunCache:
             fh.seek(-1, 2)
             last = fh.read(1)
         if last != b"\n":
-            with open_append(self.path) as fh:
-                fh.write("\n")
+            append_text(self.path, "\n")
 
     def done(self, key: RunKey) -> RunRecord | None:
         """The finished record for ``key``, or ``None`` if it must (still) run."""
@@ -102,10 +101,8 @@ class RunCache:
         with self._lock:
             self._records[record.key] = record
             if self.path is not None:
-                with open_append(self.path) as fh:
-                    # Redacted like every file graphtrail writes: a run's question, answer and error text.
-                    fh.write(json.dumps(redact(record.model_dump(mode="json")), ensure_ascii=False) + "\n")
-                    fh.flush()
+                # Redacted like every file graphtrail writes: a run's question, answer and error text.
+                append_text(self.path, json.dumps(redact(record.model_dump(mode="json")), ensure_ascii=False) + "\n")
 
     def records(self) -> list[RunRecord]:
         return list(self._records.values())

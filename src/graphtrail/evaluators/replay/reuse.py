@@ -58,7 +58,7 @@ from langchain_core.globals import get_llm_cache, set_llm_cache
 from langchain_core.messages import message_to_dict, messages_from_dict
 from langchain_core.outputs import ChatGeneration, Generation
 
-from ..._outdir import open_append
+from ..._outdir import append_text
 from ...tracer.redact import redact
 
 __all__ = [
@@ -190,9 +190,7 @@ class ReuseStore:
                     # memory only: written redacted it would replay differently, written whole it leaks.
                     return
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                with open_append(self.path) as fh:
-                    fh.write(json.dumps(row, default=str) + "\n")
-                    fh.flush()
+                append_text(self.path, json.dumps(row, default=str) + "\n")
 
 
 def _usage(generations: Sequence[Generation]) -> tuple[int, int]:
