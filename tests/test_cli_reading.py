@@ -139,8 +139,10 @@ def test_replay_traces_show_and_filter_by_condition_and_question(small_eval: tup
 
     code, _, err = call(capsys, "traces", str(traces), "--condition", "cited_removal")
     assert_input_error(code, err, "no run in", "--condition cited_removal", "conditions in the file: baseline, uncited_removal, uncited_mask")
-    code, _, err = call(capsys, "traces", str(traces), "--condition", "baseline", "--format", "jaeger")
-    assert_input_error(code, err, "--condition and --question filter the summary")
+    code, out, err = call(capsys, "traces", str(traces), "--condition", "baseline", "--format", "jaeger")
+    assert code == 0, err  # the filters hold for conversions too: only the baseline replays' traces
+    roots = [s for t in json.loads(out)["data"] for s in t["spans"] if not s["references"]]
+    assert len(roots) == 12 and all({"key": "graphtrail.condition", "type": "string", "value": "baseline"} in s["tags"] for s in roots)
 
 
 # ----------------------------------------------------------------------------- .gitignore

@@ -50,5 +50,10 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    # The lazy names above are not module attributes until first used: list them so tab completion finds them.
-    return sorted(set(globals()) | set(__all__))
+    # The lazy names above are not module attributes until first used: list them so tab completion
+    # finds them. The typing helpers imported above (Any, TYPE_CHECKING, annotations) are not API.
+    import types
+
+    dunders = {n for n in globals() if n.startswith("__")}
+    subpackages = {n for n, v in globals().items() if isinstance(v, types.ModuleType) and not n.startswith("_")}
+    return sorted(dunders | subpackages | set(__all__))

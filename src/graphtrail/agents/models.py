@@ -28,7 +28,7 @@ class ModelResolutionError(ValueError):
     """The model spec names no usable chat model; the message says why and what to install or write."""
 
 
-_OFFLINE_OPTIONS: dict[str, Any] = {"seed": int, "noise": float, "cite": str}
+_OFFLINE_OPTIONS: dict[str, Any] = {"seed": int, "noise": float, "cite": str, "unsupported": float}
 
 
 def parse_offline_spec(spec: str) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def parse_offline_spec(spec: str) -> dict[str, Any]:
         key = key.strip()
         if not eq or key not in _OFFLINE_OPTIONS:
             raise ModelResolutionError(
-                f"bad offline model option {part!r} in {spec!r}; expected seed=<int>, noise=<float>, cite=path|endpoints|answer"
+                f"bad offline model option {part!r} in {spec!r}; expected seed=<int>, noise=<float>, cite=path|endpoints|answer, unsupported=<float>"
             )
         try:
             out[key] = _OFFLINE_OPTIONS[key](value.strip())
@@ -70,7 +70,7 @@ def resolve_model(model: BaseChatModel | str | None = "offline", **kwargs: Any) 
         params = {**parse_offline_spec(spec), **kwargs}
         unknown = set(params) - set(_OFFLINE_OPTIONS)
         if unknown:
-            raise ModelResolutionError(f"the offline model takes seed, noise and cite, not {', '.join(sorted(unknown))}")
+            raise ModelResolutionError(f"the offline model takes seed, noise, cite and unsupported, not {', '.join(sorted(unknown))}")
         try:
             return OfflineChatModel(**params)
         except ValueError as exc:  # pydantic validation: e.g. noise out of [0, 1], unknown cite style

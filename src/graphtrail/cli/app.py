@@ -11,8 +11,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .errors import InputError
+from .look import App
 
-app = typer.Typer(
+app = App(
     name="graphtrail",
     help=(
         "Trace, replay and score what shaped an agentic GraphRAG answer.\n\n"
@@ -23,7 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-kg_app = typer.Typer(help="Inspect and import knowledge graphs.", no_args_is_help=True)
+kg_app = App(help="Inspect and import knowledge graphs.", no_args_is_help=True)
 app.add_typer(kg_app, name="kg")
 
 
@@ -52,18 +53,18 @@ def _console() -> Any:
 
 
 # ----------------------------------------------------------------------- options
-KgOpt = Annotated[str, typer.Option("--kg", help="Bundled KG name, or a triples TSV/CSV, node-link JSON, GraphML file, or GraphRAG output folder.")]
-QuestionsOpt = Annotated[str, typer.Option("--questions", "-q", help="Questions JSONL file (id, question, answers[, answer_ids]) or a bundled name.")]
-AgentOpt = Annotated[Optional[str], typer.Option("--agent", help="Your agent: MODULE:FACTORY or path/to/file.py:FACTORY. FACTORY(model=, kg=) returns the agent.")]
-VariantOpt = Annotated[Optional[str], typer.Option("--variant", help="Reference agent: agentic, evidence_first, visited_only, llm_only, rag, graphrag_local.")]
+KgOpt = Annotated[str, typer.Option("--kg", metavar="KG", help="Bundled KG name, or a triples TSV/CSV, node-link JSON, GraphML file, or GraphRAG output folder.")]
+QuestionsOpt = Annotated[str, typer.Option("--questions", "-q", metavar="FILE", help="Questions JSONL file (id, question, answers[, answer_ids]) or a bundled name.")]
+AgentOpt = Annotated[Optional[str], typer.Option("--agent", metavar="MODULE:FACTORY", help="Your agent: MODULE:FACTORY or path/to/file.py:FACTORY. FACTORY(model=, kg=) returns the agent.")]
+VariantOpt = Annotated[Optional[str], typer.Option("--variant", metavar="VARIANT", help="Reference agent: agentic, evidence_first, visited_only, llm_only, rag, graphrag_local.")]
 ModelOpt = Annotated[
     Optional[str],
-    typer.Option("--model", "-m", help="'offline' (deterministic, no key; the default for reference agents) or an init_chat_model string like openai:gpt-4o-mini. Passed to your FACTORY as model= only when given."),
+    typer.Option("--model", "-m", metavar="MODEL", help="'offline' (deterministic, no key; the default for reference agents) or an init_chat_model string like openai:gpt-4o-mini. Passed to your FACTORY as model= only when given."),
 ]
-OtlpOpt = Annotated[Optional[str], typer.Option("--otlp", help="Also export spans over OTLP/HTTP to this URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT if set).")]
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
+OtlpOpt = Annotated[Optional[str], typer.Option("--otlp", metavar="URL", help="Also export spans over OTLP/HTTP to this URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT if set).")]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Output directory.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite results already in the output directory.")]
-LimitOpt = Annotated[Optional[int], typer.Option("--limit", help="Use only the first N questions.", min=1)]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", metavar="N", help="Use only the first N questions.", min=1)]
 
 # ----------------------------------------------------------------------- demo
 @app.command()
@@ -72,7 +73,10 @@ def demo(
     otlp: OtlpOpt = None,
     force: ForceOpt = False,
 ) -> None:
-    """The whole pipeline on the bundled KG with the offline model: traced runs, full ablation suite, reports."""
+    """Run the whole pipeline offline on the bundled graph.
+
+    Traced runs of the reference agent, the full ablation suite and the reports,
+    with the offline model: no key, no network, about a minute."""
     from . import pipeline
     from .inputs import guard_out_dir
 
@@ -93,11 +97,13 @@ def run(
     limit: LimitOpt = None,
     force: ForceOpt = False,
 ) -> None:
-    """Answer questions with a traced agent: prints answers, writes traces.jsonl and trajectories.jsonl."""
+    """Answer questions with a traced agent.
+
+    Prints the answers; writes traces.jsonl, trajectories.jsonl and answers.jsonl."""
     from . import pipeline
     from .inputs import guard_out_dir
 
-    spec = _check_agent_inputs(agent, variant, model)
+    spec = _check_agent_inputs(agent, variant, model, kg=kg, questions=questions)
     guard_out_dir(out, pipeline.RUN_FILES, force=force)
     inputs = pipeline.load_inputs(kg=kg, questions=questions, limit=limit)
     built = pipeline.build_agent(spec, kg=inputs.kg)
@@ -108,42 +114,67 @@ def run(
 @app.command("eval")
 def eval_(
     kg: KgOpt,
-    questions: QuestionsOpt,
     out: OutOpt,
+    questions: Annotated[
+        Optional[str], typer.Option("--questions", "-q", help="Questions JSONL file (id, question, answers[, answer_ids]) or a bundled name. Or use --from-traces.")
+    ] = None,
+    from_traces: Annotated[
+        Optional[Path], typer.Option("--from-traces", help="Take the questions from production traces (traces.jsonl or an OTLP JSON export) instead of --questions.")
+    ] = None,
+    sample: Annotated[Optional[int], typer.Option("--sample", min=1, help="With --from-traces: evaluate N distinct questions, drawn with --seed.")] = None,
+    answers: Annotated[
+        Optional[str], typer.Option("--answers", help="With --from-traces: a questions JSONL whose answers grade the matching questions (accuracy is shown only then).")
+    ] = None,
     agent: AgentOpt = None,
     variant: VariantOpt = None,
     model: ModelOpt = None,
     conditions: Annotated[
         Optional[list[str]],
-        typer.Option("--conditions", "-c", help="Comma-separated or repeated; 'all' adds random_subsets. Default: every condition but random_subsets."),
+        typer.Option("--conditions", "-c", metavar="LIST", help="Comma-separated or repeated; 'all' adds random_subsets. Default: every condition but random_subsets."),
     ] = None,
-    trials: Annotated[int, typer.Option("--trials", min=1, help="Runs per (question, condition).")] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for random controls and stochastic models.")] = 0,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Replays run at once.")] = 4,
+    trials: Annotated[int, typer.Option("--trials", metavar="N", min=1, help="Runs per (question, condition).")] = 1,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed for random controls and stochastic models.")] = 0,
+    concurrency: Annotated[int, typer.Option("--concurrency", metavar="N", min=1, help="Replays run at once.")] = 4,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted evaluation in --out, reusing its finished runs.")] = False,
     reuse: Annotated[bool, typer.Option("--reuse/--no-reuse", help="Prefix reuse: replay cached model responses until a tool response diverges.")] = True,
     citations: Annotated[
         Optional[str],
-        typer.Option("--citations", help="How a free-text answer cites: 'names' (entities it names; the default) or 'markers' ([E:id] only)."),
+        typer.Option("--citations", metavar="names|markers", help="How a free-text answer cites: 'names' (entities it names; the default) or 'markers' ([E:id] only)."),
     ] = None,
     otlp: OtlpOpt = None,
     limit: LimitOpt = None,
     force: ForceOpt = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 2 if a tool escaped the ablation filter in some condition (the report is still written).")] = False,
 ) -> None:
-    """Replay the agent under graph ablations and score provenance: results.json, report.md, report.html."""
-    from graphtrail.evaluators import CONDITIONS
+    """Replay the agent under graph ablations and score provenance.
 
+    Writes results.json, report.md and report.html."""
     from . import pipeline
     from .inputs import guard_out_dir, parse_conditions
+    from .names import CONDITIONS
 
-    spec = _check_agent_inputs(agent, variant, model)
-    chosen = parse_conditions(conditions, CONDITIONS)
-    if citations not in (None, "names", "markers"):
-        raise InputError(f"--citations {citations!r} is not a citation mode", "use --citations names or --citations markers")
+    if (questions is None) == (from_traces is None):  # issue 22: exactly one source of questions
+        raise InputError("pass --questions or --from-traces" if questions is None else "--questions and --from-traces are alternatives",
+                         "--questions FILE for a question set, or --from-traces traces.jsonl for production traffic")
+    if from_traces is None and (sample is not None or answers is not None):
+        raise InputError("--sample and --answers apply to --from-traces", "drop them, or take the questions --from-traces")
     if resume and force:
         raise InputError("--resume and --force contradict each other", "use --resume to continue, or --force to start over")
+    if citations not in (None, "names", "markers"):
+        raise InputError(f"--citations {citations!r} is not accepted", "choose from: names, markers")
+    chosen = parse_conditions(conditions, CONDITIONS)
+    spec = _check_agent_inputs(agent, variant, model, kg=kg, questions=questions)
     guard_out_dir(out, pipeline.eval_files(), force=force, resume=resume, flag_hint="--resume (to continue) or --force")
+    if from_traces is not None:  # issue 22
+        from .fromtraces import evaluate_from_traces
+
+        evaluate_from_traces(
+            spec, kg=kg, source=from_traces, sample=sample, answers=answers, out=out, conditions=chosen, trials=trials,
+            seed=seed, concurrency=concurrency, resume=resume, force=force, reuse=reuse, citations=citations,
+            otlp=_otlp(otlp), console=_console(), strict=strict, limit=limit,
+        )
+        return
+    assert questions is not None
     inputs = pipeline.load_inputs(kg=kg, questions=questions, limit=limit)
     built = pipeline.build_agent(spec, kg=inputs.kg)
     pipeline.evaluate(
@@ -167,14 +198,38 @@ def eval_(
 # ----------------------------------------------------------------------- report
 @app.command()
 def report(
-    results: Annotated[Path, typer.Argument(help="A results.json written by `graphtrail eval` or `demo`.")],
+    results: Annotated[Path, typer.Argument(metavar="RESULTS.json", help="A results.json written by `graphtrail eval` or `demo`.")],
     html: Annotated[bool, typer.Option("--html", help="Also write report.html.")] = False,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Where to write the reports (default: next to RESULTS.json).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", metavar="DIR", help="Where to write the reports (default: next to RESULTS.json).")] = None,
 ) -> None:
-    """Render report.md (and report.html) again from a saved results.json."""
+    """Render the reports again from a saved results.json.
+
+    Writes report.md (and with --html report.html); results.json is never rewritten."""
     from . import pipeline
 
     pipeline.rerender(results, html=html, out=out, console=_console())
+
+
+# ----------------------------------------------------------------------- compare
+@app.command()
+def compare(
+    base: Annotated[Path, typer.Argument(help="The evaluation to compare against: a folder written by `graphtrail eval`, or its results.json.")],
+    new: Annotated[Path, typer.Argument(help="The evaluation of the changed agent: a folder or its results.json.")],
+    fail_on: Annotated[
+        Optional[list[str]],
+        typer.Option("--fail-on", help="Gate rule(s), comma-separated or repeated, e.g. 'coverage<-0.05' or 'accuracy<-0.05:significant' (docs/compare.md). Exit 1 when one is broken."),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="table (terminal), markdown (a PR comment) or json.")] = "table",
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Where to write compare.html, compare.md, compare.json (default: NEW's folder).")] = None,
+    html: Annotated[bool, typer.Option("--html/--no-html", help="Write compare.html, compare.md and compare.json.")] = True,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0001, max=0.5, help="Significance level of the paired tests.")] = 0.05,
+) -> None:
+    """Compare two evaluations question by question (paired tests) and gate on provenance regressions."""
+    from .compare import run_compare
+
+    code = run_compare(base, new, fail_on=fail_on, fmt=format, out=out, html=html, alpha=alpha, console=_console())
+    if code:
+        raise typer.Exit(code)
 
 
 # ----------------------------------------------------------------------- traces
@@ -186,34 +241,70 @@ class TraceFormat(str, Enum):
 
 @app.command()
 def traces(
-    file: Annotated[Path, typer.Argument(help="OTLP/JSON lines (traces.jsonl), one OTLP/JSON document, or trajectories.jsonl.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="OTLP/JSON lines (traces.jsonl), one OTLP/JSON document, or trajectories.jsonl.")],
     format: Annotated[TraceFormat, typer.Option("--format", "-f", help="summary: readable trajectories; jaeger / otlp-json: convert.")] = TraceFormat.summary,
-    output: Annotated[Optional[Path], typer.Option("--output", help="Write the conversion here instead of stdout.")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Show at most N trajectories.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", metavar="PATH", help="Write the conversion here instead of stdout.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", min=1, help="Show at most N runs (every format).")] = None,
     condition: Annotated[
         Optional[list[str]],
-        typer.Option("--condition", help="Only runs replayed under this ablation condition (comma-separated or repeated), e.g. uncited_removal."),
+        typer.Option("--condition", metavar="LIST", help="Only runs replayed under this ablation condition (comma-separated or repeated), e.g. uncited_removal."),
     ] = None,
     question: Annotated[
         Optional[list[str]],
-        typer.Option("--question", help="Only runs of this question id (or whose question text contains these words); repeatable."),
+        typer.Option("--question", metavar="ID", help="Only runs of this question id (or whose question text contains these words); repeatable."),
     ] = None,
 ) -> None:
-    """Show a trace file as trajectories (steps, entities, citations), or convert it for Jaeger/OTLP tools."""
+    """Show a trace file's runs, or convert it for Jaeger and OTLP tools.
+
+    summary shows each run as steps, entities and citations."""
     from . import pipeline
 
     pipeline.show_traces(file, fmt=format.value, output=output, limit=limit, console=_console(),
                          conditions=condition, questions=question)
 
 
+# ----------------------------------------------------------------------- annotate (issue 22)
+@app.command()
+def annotate(
+    results: Annotated[Path, typer.Argument(help="results.json (or its folder) written by `graphtrail eval --from-traces`.")],
+    phoenix: Annotated[Optional[str], typer.Option("--phoenix", help="Phoenix's URL, e.g. http://localhost:6006: annotate each production run's root span.")] = None,
+    otlp: Annotated[Optional[str], typer.Option("--otlp", help="For Jaeger (no annotation API): send one verdict span per question, service graphtrail-eval, linked to the production runs.")] = None,
+) -> None:
+    """Write each question's verdict (conditions that changed the answer, uncited entities that decided it) onto its production traces."""
+    from .annotate import annotate as run_annotate
+
+    run_annotate(results, phoenix=phoenix, otlp=otlp, console=_console())
+
+
+# ----------------------------------------------------------------------- traces stats (issue 22)
+# `graphtrail traces stats SOURCE`: main.py routes "traces stats" here, since `traces FILE` takes a positional file.
+@app.command("traces-stats", hidden=True)
+def traces_stats(
+    source: Annotated[Optional[Path], typer.Argument(help="A traces file graphtrail wrote (traces.jsonl), an OTLP JSON export, or trajectories.jsonl. Omit with --jaeger.")] = None,
+    jaeger: Annotated[Optional[str], typer.Option("--jaeger", help="Read from a live Jaeger's query API instead, e.g. http://localhost:16686.")] = None,
+    service: Annotated[Optional[str], typer.Option("--service", help="With --jaeger: the service whose runs to read (default $OTEL_SERVICE_NAME, else graphtrail).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="With --jaeger: how far back, e.g. 90m, 24h (default), 7d.")] = None,
+    by: Annotated[str, typer.Option("--by", help="Trend per 'hour', 'day', or 'auto' (hours for up to two days of traffic).")] = "auto",
+    top: Annotated[int, typer.Option("--top", min=1, help="How many of the most often uncited entities to list.")] = 10,
+    html: Annotated[Optional[Path], typer.Option("--html", help="Also write an HTML page with the plots here.")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the statistics as JSON here.")] = None,
+    include_replays: Annotated[bool, typer.Option("--include-replays", help="Count evaluation replays too (left out by default).")] = False,
+) -> None:
+    """Provenance statistics over production runs: distributions, runs with unsupported citations, uncited entities, trend."""
+    from .statscmd import traces_stats as run_stats
+
+    run_stats(source=source, jaeger=jaeger, service=service, since=since, by=by, top=top, html=html, json_out=json_out,
+              include_replays=include_replays, console=_console())
+
+
 # ----------------------------------------------------------------------- kg
 @kg_app.command("info")
 def kg_info(
-    kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, or GraphRAG output folder.")],
-    samples: Annotated[int, typer.Option("--samples", min=0, help="Sample entities to show.")] = 5,
+    kg: Annotated[str, typer.Argument(metavar="KG", help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, or GraphRAG output folder.")],
+    samples: Annotated[int, typer.Option("--samples", metavar="N", min=0, help="Sample entities to show.")] = 5,
     communities: Annotated[bool, typer.Option("--communities", help="Count communities, computing them (Louvain, cached beside the file) if the graph has none.")] = False,
 ) -> None:
-    """Load a knowledge graph in any supported format and print what it holds."""
+    """Show what a knowledge graph holds: does graphtrail read my file?"""
     from .inputs import load_kg_arg
     from .render import kg_info_tables
 
@@ -234,16 +325,20 @@ def kg_list() -> None:
 
 @kg_app.command("import")
 def kg_import(
-    kg: Annotated[str, typer.Argument(help="What to import: bundled name, triples TSV/CSV, node-link JSON, GraphML, GraphRAG folder, or a graph database.")],
-    to: Annotated[str, typer.Option("--to", help="New LadybugDB file (graph.lbug or lbug:PATH) or Neo4j URI (bolt://user:pass@host:7687[?database=...]).")],
+    kg: Annotated[str, typer.Argument(metavar="KG", help="What to import: bundled name, triples TSV/CSV, node-link JSON, GraphML, GraphRAG folder, or a graph database.")],
+    to: Annotated[str, typer.Option("--to", metavar="TARGET", help="New LadybugDB file (graph.lbug or lbug:PATH) or Neo4j URI (bolt://user:pass@host:7687[?database=...]).")],
 ) -> None:
-    """Write a knowledge graph into a graph database (LadybugDB file or Neo4j); never overwrites."""
-    from graphtrail.kg.backends import import_graph, is_graph_database
+    """Import a knowledge graph into LadybugDB or Neo4j.
 
-    from .inputs import load_kg_arg
+    Never overwrites: an existing file or a Neo4j database with entities is refused."""
+    from .inputs import check_kg_arg, load_kg_arg
+    from .names import looks_like_graph_database
 
-    if not is_graph_database(to):
+    if not looks_like_graph_database(to):
         raise InputError(f"--to {to!r} is not a graph database", "pass a new file ending in .lbug, lbug:PATH, or a bolt:// / neo4j:// URI")
+    check_kg_arg(kg)
+    from graphtrail.kg.backends import import_graph
+
     graph = load_kg_arg(kg)
     where = import_graph(graph, to)
     counts = graph.describe()
@@ -259,14 +354,21 @@ def _otlp(flag: str | None) -> str | None:
     return flag or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None
 
 
-def _check_agent_inputs(agent: str | None, variant: str | None, model: str | None) -> Any:
-    from .inputs import check_model, known_variants
+def _check_agent_inputs(agent: str | None, variant: str | None, model: str | None, *, kg: str, questions: str | None) -> Any:
+    """Every check of run's and eval's shared arguments that needs no heavy import, then the model's."""
+    from .inputs import check_agent_spec, check_kg_arg, check_model, check_questions_arg, known_variants
     from .pipeline import AgentSpec
 
     if agent and variant:
         raise InputError("--agent and --variant are alternatives", "pass your own agent with --agent MODULE:FACTORY, or a reference --variant")
     if variant and variant not in known_variants():
         raise InputError(f"unknown variant {variant!r}", "choose from: " + ", ".join(known_variants()))
+    if agent:
+        check_agent_spec(agent)
+    check_kg_arg(kg)
+    if questions is not None:  # eval --from-traces takes its questions from a traces file
+        check_questions_arg(questions)
+    # Last: a provider other than 'offline' is checked against LangChain's list, which imports LangChain.
     return AgentSpec(agent=agent, variant=variant or ("agentic" if not agent else None), model=check_model(model) if model else None)
 
 

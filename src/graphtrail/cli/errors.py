@@ -7,7 +7,7 @@ they exit 1 with a pointer to ``--debug``, which re-raises them.
 
 from __future__ import annotations
 
-__all__ = ["InputError", "EXIT_OK", "EXIT_BUG", "EXIT_INPUT", "EXIT_INTERRUPTED", "input_error_types"]
+__all__ = ["InputError", "EXIT_OK", "EXIT_BUG", "EXIT_INPUT", "EXIT_INTERRUPTED", "input_error_types", "is_input_error"]
 
 EXIT_OK = 0
 EXIT_BUG = 1
@@ -27,28 +27,31 @@ class InputError(Exception):
         return f"{self.message}; {self.hint}" if self.hint else self.message
 
 
-def input_error_types() -> tuple[type[BaseException], ...]:
-    """graphtrail's typed exceptions for bad input, plus OS-level file errors.
+#: graphtrail's exception classes for bad input, by name. Matched on the raised
+#: exception's class hierarchy rather than imported, so an error path never loads
+#: the agents or the evaluators (seconds) just to classify what they raised, and a
+#: class that moves between subpackages is still recognised.
+INPUT_ERROR_NAMES = frozenset(
+    {"KGError", "QuestionsError", "ModelResolutionError", "EvaluationError", "AblationError", "ReportError", "OutDirError"}
+)
 
-    Imported lazily (and tolerantly) so that start-up stays fast and a missing
-    optional piece never turns an input error into a crash.
-    """
+
+def is_input_error(exc: BaseException) -> bool:
+    """Bad input (graphtrail's typed errors, OS-level file errors, undecodable text), not a bug."""
+    if isinstance(exc, (InputError, OSError, UnicodeDecodeError)):
+        return True
+    return any(cls.__name__ in INPUT_ERROR_NAMES and cls.__module__.startswith("graphtrail.") for cls in type(exc).__mro__)
+
+
+def input_error_types() -> tuple[type[BaseException], ...]:
+    """The input-error classes already imported (those that can have been raised)."""
+    import sys
+
     types: list[type[BaseException]] = [InputError, OSError, UnicodeDecodeError]
-    for module, name in (
-        ("graphtrail.agents", "KGError"),
-        ("graphtrail.agents", "QuestionsError"),
-        ("graphtrail.agents.models", "ModelResolutionError"),
-        ("graphtrail.evaluators", "EvaluationError"),
-        ("graphtrail.evaluators", "AblationError"),
-        ("graphtrail.evaluators.report", "ReportError"),
-        ("graphtrail._outdir", "OutDirError"),
-        ("graphtrail.agents.question_stream", "QuestionTooLong"),
-    ):
-        try:
-            mod = __import__(module, fromlist=[name])
-            exc = getattr(mod, name)
-        except Exception:  # noqa: BLE001 - a piece that is absent cannot raise
-            continue
-        if isinstance(exc, type) and issubclass(exc, BaseException):
-            types.append(exc)
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("graphtrail."):
+            for name in INPUT_ERROR_NAMES:
+                exc = getattr(module, name, None)
+                if isinstance(exc, type) and issubclass(exc, BaseException) and exc not in types:
+                    types.append(exc)
     return tuple(types)

@@ -17,6 +17,9 @@ from typing import Any
 from .errors import InputError
 
 __all__ = [
+    "check_kg_arg",
+    "check_questions_arg",
+    "check_agent_spec",
     "load_kg_arg",
     "load_questions_arg",
     "load_agent_factory",
@@ -28,28 +31,44 @@ __all__ = [
 
 def known_variants() -> tuple[str, ...]:
     """The reference agents ``--variant`` accepts: the agentic variants, then the baselines."""
-    from graphtrail.agents import BASELINES, VARIANTS
+    from .names import BASELINES, VARIANTS
 
-    return tuple(VARIANTS) + tuple(BASELINES)
+    return VARIANTS + BASELINES
 
 
 def _looks_like_path(value: str) -> bool:
     return any(sep in value for sep in ("/", "\\")) or Path(value).suffix != "" or Path(value).exists()
 
 
-def load_kg_arg(value: str) -> Any:
-    """Load ``--kg``: a bundled name, a file/folder in a supported format, or a graph database."""
-    from graphtrail.agents import load_kg
-    from graphtrail.kg.backends import is_graph_database
+def check_kg_arg(value: str) -> None:
+    """Refuse a ``--kg`` path that does not exist, before anything heavy is imported."""
+    from .names import looks_like_graph_database
 
-    if is_graph_database(value):
-        return load_kg(value)  # a missing .lbug file or an unreachable server raises KGError saying so
-    if _looks_like_path(value) and not Path(value).exists():
+    if not looks_like_graph_database(value) and _looks_like_path(value) and not Path(value).exists():
         raise InputError(
             f"knowledge graph not found: {value}",
             "pass an existing file/folder (triples TSV/CSV, node-link JSON, GraphML, GraphRAG output) "
             "or a bundled name (graphtrail kg list)",
         )
+
+
+def check_questions_arg(value: str) -> None:
+    """Refuse a ``--questions`` path that does not exist, before anything heavy is imported."""
+    if _looks_like_path(value) and not Path(value).exists():
+        raise InputError(
+            f"questions file not found: {value}",
+            "pass a JSONL file with one {\"id\", \"question\", \"answers\"} object per line, or a bundled name",
+        )
+
+
+def load_kg_arg(value: str) -> Any:
+    """Load ``--kg``: a bundled name, a file/folder in a supported format, or a graph database."""
+    check_kg_arg(value)
+    from graphtrail.agents import load_kg
+    from graphtrail.kg.backends import is_graph_database
+
+    if is_graph_database(value):
+        return load_kg(value)  # a missing .lbug file or an unreachable server raises KGError saying so
     import warnings
 
     from graphtrail.kg.errors import KGWarning
@@ -69,13 +88,9 @@ def load_questions_arg(value: str, limit: int | None = None) -> list[Any]:
     """Load ``--questions``: a bundled name or a JSONL file; optionally the first ``limit``."""
     import itertools
 
+    check_questions_arg(value)
     from graphtrail.agents.question_stream import iter_questions
 
-    if _looks_like_path(value) and not Path(value).exists():
-        raise InputError(
-            f"questions file not found: {value}",
-            "pass a JSONL file with one {\"id\", \"question\", \"answers\"} object per line, or a bundled name",
-        )
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
     # Streamed: --limit N reads N questions, a malformed line is reported when it is read,
@@ -119,8 +134,8 @@ def _import_module_or_file(module: str) -> Any:
         raise InputError(f"importing {module} failed: {type(exc).__name__}: {exc}", "--debug shows the traceback") from exc
 
 
-def load_agent_factory(spec: str) -> Any:
-    """Resolve ``--agent MODULE:FACTORY`` to the factory (or agent object) it names."""
+def check_agent_spec(spec: str) -> tuple[str, str]:
+    """``--agent MODULE:FACTORY`` split in two, or an InputError; a missing .py file is told at once."""
     module, sep, attr = spec.rpartition(":")
     # A Windows drive letter ("C:\\x.py") is not a separator we want.
     if not sep or not module or not attr or (len(module) == 1 and attr.startswith(("\\", "/"))):
@@ -128,6 +143,14 @@ def load_agent_factory(spec: str) -> Any:
             f"--agent must look like MODULE:FACTORY, got {spec!r}",
             "e.g. --agent my_agent:build_agent or --agent path/to/my_agent.py:build_agent",
         )
+    if (module.endswith(".py") or "/" in module or "\\" in module) and not Path(module).is_file():
+        raise InputError(f"agent module file not found: {module}", "use MODULE:FACTORY with an importable module or an existing .py file")
+    return module, attr
+
+
+def load_agent_factory(spec: str) -> Any:
+    """Resolve ``--agent MODULE:FACTORY`` to the factory (or agent object) it names."""
+    module, attr = check_agent_spec(spec)
     mod = _import_module_or_file(module)
     target: Any = mod
     for part in attr.split("."):

@@ -13,9 +13,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .errors import EXIT_BUG, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, InputError, input_error_types
+from .errors import EXIT_BUG, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, InputError, is_input_error
+from .usage import suggest_option, usage_message
 
-__all__ = ["main"]
+__all__ = ["main", "suggest_option", "usage_message"]
 
 
 def _say(message: str) -> None:
@@ -39,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("GRAPHTRAIL_DEBUG", "") not in ("", "0")
     args = [a for a in args if a != "--debug"]
+    args = _route_subcommands(args)  # issue 22
     command = typer.main.get_command(app)
     try:
         rv = command.main(args=args, prog_name="graphtrail", standalone_mode=False)
@@ -57,9 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INPUT
         # One prefix for every error line; the command is named in the pointer to its help.
         if ctx is not None:  # a usage error: bad/missing option, unknown command
-            _say(f"graphtrail: error: {usage_message(exc)} (see '{where} --help')")
+            _say(f"graphtrail: error: {usage_message(exc, args)} (see '{where} --help')")
         else:
-            _say(f"graphtrail: error: {usage_message(exc)}")
+            _say(f"graphtrail: error: {usage_message(exc, args)}")
         return getattr(exc, "exit_code", EXIT_INPUT) or EXIT_INPUT
     except KeyboardInterrupt:  # outside the command (typer turns one inside it into exit code 130, below)
         _say(_INTERRUPTED)
@@ -67,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the top of the CLI decides what users see
         if debug:
             raise
-        if isinstance(exc, input_error_types()):
+        if is_input_error(exc):
             _say(f"graphtrail: error: {_describe(exc)}")
             return EXIT_INPUT
         _say(
@@ -84,41 +86,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
+def _route_subcommands(args: list[str]) -> list[str]:
+    """``traces stats ...`` runs the hidden ``traces-stats`` command: ``traces`` itself takes a file
+    argument, so it cannot also be a group (a file named "stats" would be ambiguous either way)."""
+    if len(args) >= 2 and args[0] == "traces" and args[1] == "stats":
+        return ["traces-stats", *args[2:]]
+    return args
+
+
 _INTERRUPTED = "graphtrail: interrupted (an evaluation keeps its finished runs: rerun with --resume to continue)"
-def _sentence_case(message: str) -> str:
-    """click's ``Missing option '--out'.`` in graphtrail's style: lower-case start, no full stop."""
-    message = message.strip().rstrip(".").replace(". Did you mean", "; did you mean")
-    if len(message) > 1 and message[0].isupper() and not message[1].isupper():
-        message = message[0].lower() + message[1:]
-    return message
-
-
-def suggest_option(name: str, options: Sequence[str]) -> str | None:
-    """The option a mistyped ``name`` most likely meant, or ``None``.
-
-    click compares whole option strings, so the shared ``--`` makes ``--bogus``
-    look like ``--out``. Comparing the names without their dashes keeps real
-    typos (``--trails`` -> ``--trials``) and drops such coincidences.
-    """
-    import difflib
-
-    bare = {opt.lstrip("-"): opt for opt in options if opt.startswith("--")}
-    match = difflib.get_close_matches(name.lstrip("-"), list(bare), n=1, cutoff=0.6)
-    return bare[match[0]] if match else None
-
-
-def usage_message(exc: BaseException) -> str:
-    """A click usage error as one graphtrail sentence (with our own suggestion for unknown options)."""
-    if type(exc).__name__ == "NoSuchOption":
-        name = str(getattr(exc, "option_name", ""))
-        ctx = getattr(exc, "ctx", None)
-        options = [o for p in (ctx.command.params if ctx is not None else ()) for o in (*p.opts, *p.secondary_opts)]
-        guess = suggest_option(name, options)
-        return f"no such option: {name}" + (f"; did you mean {guess}?" if guess else "")
-    format_message = getattr(exc, "format_message", None)
-    return _sentence_case(format_message() if callable(format_message) else str(exc))
-
-
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, InputError):
         return str(exc)

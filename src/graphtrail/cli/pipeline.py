@@ -48,6 +48,9 @@ DEMO_MODEL = "offline:cite=endpoints,noise=0.2,seed=1"
 RUN_TRACES = "traces.jsonl"
 REPLAY_TRACES = "replay-traces.jsonl"
 
+#: The root-span attribute naming the question a run answered (the evaluators' replays carry it too).
+QUESTION_ID = "graphtrail.question_id"
+
 #: Files ``run`` writes (``--force`` replaces them).
 RUN_FILES: tuple[str, ...] = (RUN_TRACES, "trajectories.jsonl", "answers.jsonl")
 #: Report files ``eval`` writes; :func:`eval_files` adds the run cache.
@@ -84,9 +87,10 @@ class Inputs:
 
 def eval_files() -> tuple[str, ...]:
     """Files in an eval output directory that hold results: the reports and the run cache."""
-    from graphtrail.evaluators.replay.cache import REUSE_FILE, RUNS_FILE
+    from .names import RUNS_FILE  # the evaluators' name, without importing them
 
-    return EVAL_FILES + (RUNS_FILE, REUSE_FILE, REPLAY_TRACES, "accuracy.png", "influence.png", "traversal.png")
+    # reuse.jsonl: graphtrail.evaluators.replay.cache.REUSE_FILE (not imported: seconds)
+    return EVAL_FILES + (RUNS_FILE, "reuse.jsonl", REPLAY_TRACES, "accuracy.png", "influence.png", "traversal.png")
 
 
 def load_inputs(*, kg: str, questions: str, limit: int | None = None) -> Inputs:
@@ -223,6 +227,7 @@ def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | N
 
 def _run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | None, console: Any, show: int) -> list[Any]:
     import graphtrail
+    from graphtrail.tracer import run_annotations
     from rich.progress import Progress
 
     from graphtrail._outdir import write_lines
@@ -244,7 +249,10 @@ def _run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | 
     with Progress(console=console, transient=True) as progress, (beat or contextlib.nullcontext()):
         task = progress.add_task(f"answering with {built.name} ({built.model_name})", total=len(inputs.questions))
         for q in inputs.questions:
-            with graphtrail.capture() as cap:
+            qid = str(getattr(q, "id", len(rows) + 1))
+            # The root span carries the question id, as a replay's does, so `traces --question ID`
+            # finds the run in traces.jsonl too.
+            with graphtrail.capture() as cap, run_annotations(attributes={QUESTION_ID: qid}):
                 try:
                     traced.invoke({"messages": [("user", _question_text(q))]})
                 except Exception as exc:  # noqa: BLE001 - one failing question must not lose the others
@@ -253,7 +261,6 @@ def _run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | 
                 else:
                     error = None
             traj = cap.trajectories[-1] if cap.trajectories else None
-            qid = str(getattr(q, "id", len(rows) + 1))
             answer = traj.answer if traj is not None else None
             correct = _is_correct(answer, q, inputs.kg)
             if traj is not None:
@@ -461,8 +468,6 @@ def two_accuracies(trajectories: list[Any], report: Any) -> str | None:
 # ----------------------------------------------------------------- report
 def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> None:
     """report.md (and report.html) again from a saved results.json."""
-    from graphtrail.evaluators import load_report
-
     if not results.exists():
         raise InputError(f"results file not found: {results}", "pass the results.json that `graphtrail eval` or `demo` wrote")
     if results.is_dir():
@@ -470,6 +475,8 @@ def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> No
         if not candidate.exists():
             raise InputError(f"{results} holds no results.json", "pass the results.json that `graphtrail eval` or `demo` wrote")
         results = candidate
+    from graphtrail.evaluators import load_report  # seconds: only once the argument is known good
+
     report = load_report(results)
     from graphtrail._outdir import claim, lock
 
@@ -498,7 +505,7 @@ def show_traces(
     questions: list[str] | None = None,
 ) -> None:
     from .runtags import condition_counts, describe_tags, filter_runs, root_tags, tags_of
-    from .tracefiles import merge_otlp, otlp_documents, otlp_to_jaeger, read_json_records
+    from .tracefiles import keep_traces, merge_otlp, otlp_documents, otlp_to_jaeger, read_json_records
 
     records = read_json_records(file)
     if fmt == "summary":
@@ -521,9 +528,9 @@ def show_traces(
             summary += "; by condition: " + ", ".join(f"{c} {n}" for c, n in counts.items())
         console.print(summary, markup=False)
         return
-    if conditions or questions:
-        raise InputError("--condition and --question filter the summary", "drop them, or use --format summary")
     docs = otlp_documents(records, file)
+    if limit or conditions or questions:
+        docs = keep_traces(docs, set(_chosen_traces(records, docs, file, limit=limit, conditions=conditions, questions=questions)))
     converted = otlp_to_jaeger(docs) if fmt == "jaeger" else merge_otlp(docs)
     text = json.dumps(converted, ensure_ascii=False, indent=None if output is None else 1)
     if output is None:
@@ -532,6 +539,23 @@ def show_traces(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text + "\n", encoding="utf-8")
         console.print(f"wrote {fmt} to {output}" + ("  (Jaeger UI: Search → Upload)" if fmt == "jaeger" else ""))
+
+
+def _chosen_traces(
+    records: list[dict[str, Any]], docs: list[dict[str, Any]], file: Path, *,
+    limit: int | None, conditions: list[str] | None, questions: list[str] | None,
+) -> list[str]:
+    """The trace ids a conversion keeps: the runs matching the filters (as the summary shows them), the first ``limit``."""
+    from .runtags import filter_runs, root_tags, tags_of
+    from .tracefiles import trace_order
+
+    if conditions or questions:
+        roots = root_tags(records)
+        tagged = [(t, tags_of(t, roots)) for t in _trajectories_from(records, file)]
+        chosen = [str(t.trace_id).lower() for t, _ in filter_runs(tagged, conditions=conditions, questions=questions, file=file)]
+    else:
+        chosen = trace_order(docs)
+    return chosen[:limit] if limit else chosen
 
 
 def _trajectories_from(records: list[dict[str, Any]], file: Path) -> list[Any]:

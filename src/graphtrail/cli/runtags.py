@@ -109,9 +109,19 @@ def filter_runs(
         what = " and ".join(
             x for x in (f"--condition {','.join(wanted_c)}" if wanted_c else "", f"--question {','.join(wanted_q)}" if wanted_q else "") if x
         )
-        hint = ("conditions in the file: " + ", ".join(present)) if present else "the file's runs carry no condition (a `graphtrail run` trace)"
-        raise InputError(f"no run in {file} matches {what}", hint)
+        raise InputError(f"no run in {file} matches {what}", _what_is_there(runs, present, by_question=bool(wanted_q) and not wanted_c))
     return out
+
+
+def _what_is_there(runs: Sequence[tuple[Any, RunTags]], conditions: dict[str, int], *, by_question: bool) -> str:
+    """The hint after a filter that matched nothing: the question ids, or the conditions, in the file."""
+    ids = list(dict.fromkeys(g.question_id for _, g in runs if g.question_id))
+    if by_question and ids:
+        shown = ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+        return f"question ids in the file: {shown}"
+    if conditions:
+        return "conditions in the file: " + ", ".join(conditions)
+    return "the file's runs carry no condition (a `graphtrail run` trace)"
 
 
 def condition_counts(tags: Iterable[RunTags]) -> dict[str, int]:

@@ -186,6 +186,36 @@ def merge_otlp(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"resourceSpans": merged}
 
 
+def _spans(doc: dict[str, Any]) -> Any:
+    for rs in doc.get("resourceSpans") or doc.get("resource_spans") or []:
+        for ss in rs.get("scopeSpans") or rs.get("scope_spans") or []:
+            yield from ss.get("spans") or []
+
+
+def trace_order(docs: list[dict[str, Any]]) -> list[str]:
+    """The trace ids in ``docs`` (lower-case hex), in the order their first span appears."""
+    return list(dict.fromkeys(_hex_id(span.get("traceId")) for doc in docs for span in _spans(doc)))
+
+
+def keep_traces(docs: list[dict[str, Any]], trace_ids: set[str]) -> list[dict[str, Any]]:
+    """``docs`` with only the spans of ``trace_ids``; emptied scope and resource entries are dropped."""
+    kept: list[dict[str, Any]] = []
+    for doc in docs:
+        resources = []
+        for rs in doc.get("resourceSpans") or doc.get("resource_spans") or []:
+            scopes = []
+            for ss in rs.get("scopeSpans") or rs.get("scope_spans") or []:
+                spans = [sp for sp in ss.get("spans") or [] if _hex_id(sp.get("traceId")) in trace_ids]
+                if spans:
+                    scopes.append({**{k: v for k, v in ss.items() if k not in ("spans",)}, "spans": spans})
+            if scopes:
+                body = {k: v for k, v in rs.items() if k not in ("scopeSpans", "scope_spans")}
+                resources.append({**body, "scopeSpans": scopes})
+        if resources:
+            kept.append({"resourceSpans": resources})
+    return kept
+
+
 # --------------------------------------------------------------- OTLP -> Jaeger
 def _any_value(value: dict[str, Any]) -> Any:
     if not isinstance(value, dict):

@@ -83,6 +83,11 @@ _EXPORTS: dict[str, str] = {
     "Evaluation": "replay.suite",
     "EvaluationError": "errors",
     "CoverageError": "errors",
+    # comparing two evaluations (the provenance regression gate)
+    "compare": "comparison",
+    "Comparison": "comparison",
+    "CompareError": "comparison",
+    "GateResult": "comparison",
 }
 
 __all__ = sorted(_EXPORTS)

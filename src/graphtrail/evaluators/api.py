@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..kg.graph import KnowledgeGraph
+from .comparison.fingerprint import evaluation_fingerprint
 from .errors import CoverageError, EvaluationError
 from .records import RunKey, RunRecord, question_field
 from .replay.ablations import DEFAULT_SUBSETS
@@ -192,6 +193,7 @@ async def _evaluate(agent: Any, questions: Any, kg: Any, run_kwargs: dict[str, A
                     traversal_question: Any, strict: bool) -> Any:
     evaluation = await aevaluate_records(agent, questions, kg, **run_kwargs)  # 1. replay
     meta = _meta(evaluation, run_kwargs)
+    meta["fingerprint"] = evaluation_fingerprint(kg, evaluation, run_kwargs)  # what a later `graphtrail compare` checks
     scored = score_records(  # 2. score
         evaluation.records, evaluation.questions, kg, seed=run_kwargs["seed"], not_applicable=meta["not_applicable"], **report_kwargs
     )

@@ -15,6 +15,7 @@ from .config import configure, flush, get_memory_exporter, get_tracer_provider
 from .extract import DEFAULT_CITATION_PATTERN, register_extractor, unregister_extractor
 from .handler import GraphTrailHandler
 from .jsonl import JsonlSpanExporter, spans_to_otlp_json
+from .provenance import ProvenanceSignals, signals_of
 from .rebuild import trajectories_from_otlp_json, trajectories_from_spans
 from .scope import Capture, capture, run_annotations
 from .trajectory import CitationSource, Edge, Entity, ModelCall, Step, Trajectory
@@ -47,4 +48,6 @@ __all__ = [
     "Entity",
     "Edge",
     "CitationSource",
+    "ProvenanceSignals",
+    "signals_of",
 ]

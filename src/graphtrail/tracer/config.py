@@ -257,6 +257,12 @@ def _otlp_exporter(endpoint: str | None, protocol: str | None, headers: dict[str
     return HttpExporter(**kwargs)
 
 
+def _otlp_url(exporter: SpanExporter, endpoint: str | None) -> str:
+    """The URL the exporter sends to, as a failure message must name it (the SDK's default included)."""
+    tried = getattr(exporter, "_endpoint", None)  # what the OTel exporters resolved: argument, env, or default
+    return str(tried or endpoint or _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") or "the default endpoint")
+
+
 def _processor_for(
     exporter: str, endpoint: str | None, path: str | os.PathLike[str] | None, protocol: str | None, headers: dict[str, str] | None
 ) -> tuple[SpanProcessor | None, InMemorySpanExporter | None]:
@@ -274,7 +280,7 @@ def _processor_for(
         return BatchSpanProcessor(_guard(JsonlSpanExporter(target), f"jsonl file {target}")), None
     if exporter == "otlp":
         inner = _otlp_exporter(endpoint, protocol, headers)
-        label = redact_text(f"OTLP {endpoint or _env('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT') or 'default endpoint'}")
+        label = redact_text(f"OTLP {_otlp_url(inner, endpoint)}")  # an endpoint may carry user:token@
         _quiet_sdk_export_logs()
         return BatchSpanProcessor(_guard(inner, label), export_timeout_millis=int(DEFAULT_EXPORT_TIMEOUT_S * 1000)), None
     raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
@@ -357,6 +363,9 @@ def configure(
     redact: Callable[[str | None, Any], Any] | None = None,
     project: str | None = None,
     replay_service: str | None = None,
+    metrics: Any = None,
+    prometheus_port: int | None = None,
+    meter_provider: Any = None,
 ) -> Any:
     """Choose where graphtrail's spans go; returns the TracerProvider it will use.
 
@@ -394,6 +403,14 @@ def configure(
       ``None``) and returns what to record. If it raises, ``"<redacted>"`` is
       recorded. The built-in rules cannot be switched off.
 
+    - ``metrics``: OTel metrics of every traced run (docs/production.md):
+      ``"otlp"`` (same ``endpoint``/``protocol``/``headers``; ``/v1/metrics``),
+      ``"prometheus"`` (serves ``/metrics`` on 127.0.0.1:``prometheus_port``,
+      default 9464, or ``OTEL_EXPORTER_PROMETHEUS_HOST/PORT``), ``"console"``,
+      ``"memory"`` (:func:`graphtrail.tracer.metrics.get_metric_reader`), ``"none"``
+      (the default, unless ``OTEL_METRICS_EXPORTER`` names one of these), a list,
+      or an SDK ``MetricReader``. ``meter_provider``: record with your own.
+
     Calling ``configure`` again replaces graphtrail's previous choice.
     """
     content = check_content_mode(content)
@@ -407,6 +424,12 @@ def configure(
     if redact is not None and not callable(redact):
         raise TypeError(f"redact must be a callable redact(key, value) -> value, got {type(redact).__name__}")
     asked = exporter is not None or span_exporter is not None or span_processor is not None
+    if metrics is None:
+        env_metrics = (os.environ.get("OTEL_METRICS_EXPORTER") or "").strip()
+        metrics = env_metrics if env_metrics in ("otlp", "prometheus", "console") else "none"
+    from .metrics import check_metrics
+
+    check_metrics(metrics, prometheus_port)
     if exporter is None:
         exporter = "otlp" if _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") else "none"
     with _lock:
@@ -448,7 +471,13 @@ def configure(
         _state.configured = True
         _state.tracers.clear()
         _state.derived.clear()
-        return target or _state.own
+    from .metrics import configure_metrics  # issue 22
+
+    configure_metrics(
+        metrics, service_name=service_name or os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME,
+        endpoint=endpoint, protocol=protocol, headers=headers, prometheus_port=prometheus_port, meter_provider=meter_provider,
+    )
+    return target or _state.own
 
 
 def _ensure_configured() -> None:
@@ -557,4 +586,6 @@ def flush(timeout_millis: int = 30000) -> bool:
         ok = processor.force_flush(timeout_millis)
     if _state.own is not None:
         ok = _state.own.force_flush(timeout_millis) and ok
-    return ok
+    from .metrics import flush_metrics
+
+    return flush_metrics(timeout_millis) and ok

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import attributes as A
 from .jsonl import iter_otlp_json_spans
+from .provenance import signals_from_attributes
 from .trajectory import Edge, Entity, ModelCall, Step, Trajectory
 
 
@@ -137,6 +138,7 @@ def _build(records: Iterable[dict[str, Any]]) -> list[Trajectory]:
                 end_time=rec["end_ns"] / 1e9,
                 conversation_id=_str(a, A.GEN_AI_CONVERSATION_ID),
                 metadata=_json(a, A.METADATA, {}),
+                provenance=signals_from_attributes(a),
             )
         )
     return out

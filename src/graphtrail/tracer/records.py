@@ -26,6 +26,7 @@ from .genai import MessageCache
 from .options import TraceOptions
 from .redact import redact_text
 from .scope import Capture, active_captures
+from .signals import RunFacts
 from .trajectory import ModelCall, Step
 
 StepRow = tuple[int, list[str], str | None]  # (step index, entity ids, span id): what the root's attributes need
@@ -52,6 +53,7 @@ class RootRecord:
         "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
         "span_id", "node_spans", "start_attrs", "links", "parent_ctx", "live_after_ns", "live", "finished",
         "lock", "built", "model_seq", "rows", "steps", "model_calls", "revealed", "provider", "messages",
+        "facts",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
@@ -87,6 +89,7 @@ class RootRecord:
         self.start_attrs: dict[str, Any] | None = None  # until the span starts
         self.links: list[Link] = []
         self.parent_ctx: Context = Context()
+        self.facts = RunFacts()  # what the run's provenance signals and metrics need (tracer/signals.py)
 
     def note_conversation(self, metadata: Mapping[str, Any] | None) -> None:
         """The conversation id, from the first run whose metadata carries the options' ``conversation_key``."""

@@ -34,6 +34,7 @@ from .options import TraceOptions
 from .records import RootRecord, is_control_flow
 from .redact import record_exception, redact, redact_ids, redact_text
 from .scope import active_annotations
+from .signals import finish_run
 from .spans import build_runs, describe_error, end_if_open, end_span, ns_to_s, open_root_span, span_text
 from .trajectory import Trajectory, first_sources, uncited_ids, visited_ids
 
@@ -110,6 +111,7 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
     status, err_text, answer, citations = "ok", None, None, []
     attrs: dict[str, Any] = {}
     free_text: str | None = None  # an answer whose citations are read from names after the build
+    raw_answer: str | None = None  # the answer as given, for the provenance signals in every content mode
     if error is not None and not is_control_flow(error):
         status = "error"
         err_text = describe_error(root, error)
@@ -130,6 +132,7 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
             status = "no_answer"
         else:
             status, citations = found.status, found.citations
+            raw_answer = found.answer
             if found.source == "text" and not citations and found.answer and root.opts.citations != "markers":
                 free_text = found.answer
             if found.answer is not None and root.content == "full":
@@ -168,12 +171,18 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
         except Exception as exc:  # noqa: BLE001 - a citation rule never costs the trace
             warn_once("handler:citations", "graphtrail: could not read citations from the answer (%r)", exc)
             text, citations = free_text, []
+        raw_answer = text
         if citations:
             late: dict[str, Any] = {A.CITATIONS: dumps(citations)}
             if root.content == "full":
                 answer = span_text(root, text)
                 late[A.ANSWER] = late[A.OUTPUT_VALUE] = answer
             span.set_attributes(late)
+    # Provenance signals on the root span, and the run's metrics (tracer/signals.py).
+    provenance = finish_run(
+        span, root.facts, agent=root.name, citations=citations, rows=rows, revealed=root.revealed, answer=raw_answer,
+        question=root.question, status=status, error_type=attrs.get(A.ERROR_TYPE), start_ns=root.start_ns, end_ns=end_ns,
+    )
     root.revealed = []
     # What needs the child spans' ids.
     visited = visited_ids(row[1] for row in rows)
@@ -204,6 +213,7 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
         end_time=ns_to_s(end_ns),
         conversation_id=root.conversation_id,
         metadata=root.metadata,
+        provenance=provenance,
     )
     for cap in root.captures:
         cap._add(traj)

@@ -43,6 +43,14 @@ class Capture:
     def last(self) -> Trajectory | None:
         return self.trajectories[-1] if self.trajectories else None
 
+    def __repr__(self) -> str:
+        # Printed in a REPL or a log; the trajectories themselves print one line each.
+        from .._display import one_line, plural, short
+
+        last = self.last
+        where = f"last: {short(last.question or '', 40)!r} -> {short(last.answer or '', 24)!r}" if last is not None else None
+        return one_line("Capture", plural(len(self.trajectories), "trajectory", "trajectories"), where)
+
 
 _captures: ContextVar[tuple[Capture, ...]] = ContextVar("graphtrail_captures", default=())
 

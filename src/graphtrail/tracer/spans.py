@@ -282,6 +282,8 @@ def _emit_chat(run: RunRecord, end_ns: int, model_calls: list[ModelCall] | None)
         _input_messages(attrs, root, sent, chat)
     name = f"{operation} {model}" if model else operation
     if not run.end_ns or run.error is not None:  # still open at the end, or failed: no ModelCall
+        root.facts.chat(operation, model, None, attrs.get(A.GEN_AI_PROVIDER_NAME), None, None, run.start_ns, run.end_ns or end_ns,
+                        type(run.error).__name__ if run.error is not None else None)
         span = start_span(run, name, SpanKind.CLIENT, attrs)
         if run.error is not None:
             mark_error(span, root, run.error, run.end_ns)
@@ -320,6 +322,8 @@ def _emit_chat(run: RunRecord, end_ns: int, model_calls: list[ModelCall] | None)
             output_messages(message, gen, _message_cache(root), cap) if message is not None
             else completion_messages(gen, root.content, root.limit, cap)
         )
+    root.facts.chat(operation, model, str(response_model) if response_model else None, attrs.get(A.GEN_AI_PROVIDER_NAME),
+                    in_tok, out_tok, run.start_ns, run.end_ns, None)
     span = start_span(run, name, SpanKind.CLIENT, attrs)
     end_span(span, run.end_ns)
     if model_calls is None:
@@ -424,6 +428,8 @@ def _emit_tool(run: RunRecord, end_ns: int, steps: list[Step] | None) -> StepRow
         attrs[A.OUTPUT_VALUE] = attrs[A.GEN_AI_TOOL_CALL_RESULT] = output_text
     if error_text is not None:
         attrs[A.STEP_ERROR] = error_text
+    root.facts.tool(run.index, run.name, run.start_ns, run.end_ns, None if error_text is None else (
+        type(run.error).__name__ if run.error is not None else "ToolError"))
     span = start_span(run, name, SpanKind.INTERNAL, attrs)
     if entities:
         # On the span's timeline in Jaeger and Phoenix, one look away from the attributes.

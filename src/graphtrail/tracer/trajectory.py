@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from .provenance import ProvenanceSignals
+
 __all__ = ["Entity", "Edge", "Step", "ModelCall", "CitationSource", "Trajectory"]
 
 
@@ -158,6 +160,12 @@ class Trajectory(_Model):
     end_time: float | None = None
     conversation_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict, description="free-form tags, e.g. the ablation condition")
+    provenance: ProvenanceSignals | None = Field(
+        default=None,
+        description="per-run provenance signals computed when the run ended (docs/production.md); stored, not derived, "
+        "because whether the answer's entity was revealed needs the answer and entity names, which some content modes "
+        "do not record",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -106,7 +106,10 @@ class TracedRunnable:
         setattr(self._gt_wrapped, name, value)
 
     def __repr__(self) -> str:
-        return f"traced({self._gt_wrapped!r})"
+        # The wrapped graph's own repr is ``<... object at 0x...>``: name what it is and what its traces are called.
+        name = getattr(getattr(self._gt_handler, "options", None), "name", None)
+        kind = type(self._gt_wrapped).__name__
+        return f"traced({kind}, name={name!r})" if name else f"traced({kind})"
 
     # Dunder methods are looked up on the type, so composition needs explicit forwarding;
     # the sequence keeps the proxy as its step, so composed runs stay traced.

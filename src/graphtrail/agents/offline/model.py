@@ -40,6 +40,11 @@ class OfflineChatModel(BaseChatModel):
         default="path", description="which entities on the path it cites: all, topic+answer, or the answer only"
     )
     max_turns: int = Field(default=12, ge=2, description="after this many of its own turns it submits what it has")
+    # A model that sometimes cites what it was never shown: drives the unsupported-citation signal (docs/production.md).
+    unsupported: float = Field(
+        default=0.0, ge=0.0, le=1.0,
+        description="probability per question of also citing an entity id no tool showed it (a misremembered id)",
+    )
     tool_names: tuple[str, ...] = ()
 
     @property
@@ -62,6 +67,7 @@ class OfflineChatModel(BaseChatModel):
             "noise": self.noise,
             "cite": self.cite,
             "max_turns": self.max_turns,
+            "unsupported": self.unsupported,
             "tools": list(self.tool_names),
         }
 

@@ -114,6 +114,7 @@ class _Policy:
         try:
             answer, citations = self.solve()
             citations = _cited_part(citations, self.model.cite)
+            citations = self._misremember(citations)
         except _NeedCall as need:
             if not out_of_turns:
                 return self._message(need.calls)
@@ -121,6 +122,21 @@ class _Policy:
         except _GiveUp:
             answer, citations = UNKNOWN_ANSWER, []
         return self._finish(answer, citations, out_of_turns)
+
+    def _misremember(self, citations: list[str]) -> list[str]:
+        """With probability ``unsupported`` (seeded per question), also cite an id no tool showed: the
+        answer's id with its number moved on to one the conversation never named, as a model that
+        misremembers an id would."""
+        if not citations or self.model.unsupported <= 0 or self._u("unsupported") >= self.model.unsupported:
+            return citations
+        seen = set(self.memory.names) | {e for edge in self.memory.edges for e in (edge[0], edge[2])}
+        head, digits = re.match(r"^(.*?)(\d*)$", citations[-1]).groups()  # type: ignore[union-attr]
+        number = int(digits) if digits else 1
+        while True:
+            number += 1
+            invented = f"{head}{str(number).zfill(len(digits))}" if digits else f"{head}-{number}"
+            if invented not in seen:
+                return [*citations, invented]
 
     def _finish(self, answer: str, citations: list[str], out_of_turns: bool) -> AIMessage:
         citations = [c for c in citations if c not in self.memory.failed_ids]

@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .fromtraces import production_links
 from ...agents.sampling import use_trial
 from ...kg.views import GraphFilter, use_filter
 from ...tracer.trajectory import Trajectory
@@ -162,6 +163,7 @@ def _traced_scope(job: ReplayJob) -> Iterator[Any]:
     baseline = job.baseline
     if baseline is not None and baseline.trace_id and baseline.span_id and key.condition != "baseline":
         links.append((baseline.trace_id, baseline.span_id))
+    links.extend(production_links(job.question_obj))  # a question taken from production traces links to its runs
     metadata = {
         "condition": key.condition,
         "variant": key.variant,

@@ -11,13 +11,19 @@ import gzip
 import os
 from pathlib import Path
 
+from ..errors import KGError
+
 __all__ = ["PathLike", "detect_format", "graph_name"]
 
 PathLike = str | os.PathLike[str]
 
 
 def detect_format(path: PathLike) -> str:
-    """``"graphrag"``, ``"node-link"``, ``"graphml"`` or ``"triples"`` for an existing path."""
+    """``"graphrag"``, ``"node-link"``, ``"graphml"`` or ``"triples"`` for an existing path.
+
+    A file whose suffix names no format is still read when its first bytes are JSON or XML;
+    otherwise it is refused (:class:`KGError`) rather than misread as triples.
+    """
     p = Path(path)
     if p.is_dir():
         return "graphrag"
@@ -46,6 +52,11 @@ def detect_format(path: PathLike) -> str:
         return "node-link"
     if stripped.startswith(b"<"):
         return "graphml"
+    if last and last not in (".kg",):  # a suffix no format has (README.md): say so, rather than fail to read it as triples
+        raise KGError(
+            f"{p.name}: unknown graph format ({last}): expected one of .tsv, .csv, .txt, .tab, .json, "
+            ".json.gz, .graphml, .xml, .lbug, or a GraphRAG output folder"
+        )
     return "triples"
 
 

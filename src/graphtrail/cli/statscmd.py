@@ -1,0 +1,68 @@
+"""What ``graphtrail traces stats`` does: load runs from a file or Jaeger, compute, print, write."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["traces_stats", "load_trajectories"]
+
+
+def load_trajectories(source: Path | None, *, jaeger: str | None, service: str | None, since: str | None) -> tuple[list[Any], str]:
+    """The trajectories of ``source`` (a trace file) or of a live Jaeger, and a label naming where they came from."""
+    if source is not None and jaeger:
+        raise InputError("pass a trace file or --jaeger, not both", "drop SOURCE to read from Jaeger, or --jaeger to read the file")
+    if source is None and not jaeger:
+        raise InputError("nothing to read", "pass a trace file (e.g. OUT/traces.jsonl) or --jaeger http://host:16686 --service NAME")
+    if jaeger:
+        from graphtrail.tracer import trajectories_from_otlp_json
+
+        from .jaegersource import fetch_jaeger_traces, jaeger_to_otlp, parse_since
+
+        window = parse_since(since or "24h")
+        name = service or os.environ.get("OTEL_SERVICE_NAME") or "graphtrail"
+        traces = fetch_jaeger_traces(jaeger, name, window)
+        trajectories = list(trajectories_from_otlp_json([json.dumps(jaeger_to_otlp(traces))])) if traces else []
+        return trajectories, f"Jaeger {jaeger} service {name} (last {since or '24h'})"
+    if service or since:
+        raise InputError("--service and --since apply to --jaeger", "drop them when reading a trace file")
+    from .pipeline import _trajectories_from
+    from .tracefiles import read_json_records
+
+    assert source is not None
+    return _trajectories_from(read_json_records(source), source), str(source)
+
+
+def traces_stats(*, source: Path | None, jaeger: str | None, service: str | None, since: str | None, by: str, top: int,
+                 html: Path | None, json_out: Path | None, include_replays: bool, console: Any) -> None:
+    from .render import print_files
+    from .tracestats import compute_stats, print_stats
+
+    if by not in ("auto", "hour", "day"):
+        raise InputError(f"--by {by!r} is not a period", "use --by hour, --by day or --by auto")
+    trajectories, label = load_trajectories(source, jaeger=jaeger, service=service, since=since)
+    stats = compute_stats(trajectories, source=label, bucket=by, top=top, include_replays=include_replays)
+    if not stats.runs:
+        where = "in that window" if jaeger else f"in {source}"
+        hint = ("check --service (Jaeger's service picker lists them) and --since" if jaeger
+                else "expected spans of a traced agent ('invoke_agent ...' root spans)"
+                + ("; pass --include-replays to count evaluation replays" if stats.replays_skipped else ""))
+        raise InputError(f"no production agent runs {where}", hint)
+    print_stats(stats, console)
+    files: dict[str, Path] = {}
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(stats.to_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        files["statistics (JSON)"] = json_out
+    if html is not None:
+        from .tracestats_html import render_stats_html
+
+        html.parent.mkdir(parents=True, exist_ok=True)
+        html.write_text(render_stats_html(stats), encoding="utf-8")
+        files["statistics (HTML)"] = html
+    if files:
+        print_files(console, files)

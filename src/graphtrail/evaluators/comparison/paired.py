@@ -1,0 +1,110 @@
+"""Paired tests of BASE against NEW, question by question.
+
+The same question answered by two versions of an agent is a pair, so every
+test here is paired: exact McNemar for correct/incorrect (reusing
+:func:`graphtrail.evaluators.stats.mcnemar_exact` on each question's majority
+over trials, as the report does), and for scores a paired bootstrap interval
+(:func:`~graphtrail.evaluators.stats.paired_bootstrap_difference`) with a
+sign-flip permutation test for the p-value. The permutation test is exact for
+up to 13 questions, so a handful of questions that all moved one way is
+reported as what it is (p = 0.25 for three), never as a "significant" change
+that a degenerate bootstrap interval would suggest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats as sstats
+
+from ..scoring.stats import mcnemar_exact, paired_bootstrap_difference
+from .model import Change
+
+__all__ = ["binary_change", "score_change", "permutation_p", "verdict"]
+
+#: Resamples of the sign-flip test; 2**13 < this, so up to 13 questions are enumerated exactly.
+N_PERMUTATIONS = 9999
+
+
+def permutation_p(diffs: Sequence[float], *, seed: int = 0) -> float:
+    """Two-sided p of a paired sign-flip permutation test of mean(diffs) = 0 (1.0 when nothing moved)."""
+    d = np.asarray(diffs, dtype=float)
+    if len(d) == 0 or not np.any(d != 0):
+        return 1.0
+
+    def mean_diff(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
+        return np.mean(x - y, axis=axis)
+
+    res = sstats.permutation_test(
+        (d, np.zeros_like(d)), mean_diff, permutation_type="samples", vectorized=True,
+        n_resamples=N_PERMUTATIONS, alternative="two-sided", random_state=seed,
+    )
+    return float(min(1.0, res.pvalue))
+
+
+def verdict(change: Change, alpha: float) -> str:
+    """The words beside a change: "no change", "changed" (p < alpha) or "inconclusive at n = N"."""
+    if change.n == 0:
+        return change.verdict or "not measured"
+    if change.p_value is None or (change.delta == 0 and change.p_value >= 1.0):
+        return "no change"
+    if change.p_value < alpha:
+        return "changed"
+    return f"inconclusive at n = {change.n}"
+
+
+def _p(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def _finish(change: Change, alpha: float) -> Change:
+    change.significant = change.p_value is not None and change.p_value < alpha and change.n > 0
+    change.verdict = verdict(change, alpha)
+    return change
+
+
+def binary_change(
+    change: Change, base: Sequence[float], new: Sequence[float], *, alpha: float, n_boot: int, seed: int,
+) -> Change:
+    """Fill ``change`` for a correct/incorrect-style outcome: McNemar on majorities, bootstrap CI on means.
+
+    ``base``/``new`` are paired per-question means over trials in [0, 1]; a
+    question counts as right on a strict majority of its trials (ties wrong).
+    """
+    change.test = "mcnemar"
+    change.n = len(base)
+    if change.n == 0:
+        return _finish(change, alpha)
+    change.base, change.new = float(np.mean(base)), float(np.mean(new))
+    ci = paired_bootstrap_difference(new, base, n_boot=n_boot, seed=seed, confidence=1 - alpha)
+    change.delta, change.ci_low, change.ci_high = ci.estimate, ci.low, ci.high
+    test = mcnemar_exact([b > 0.5 for b in base], [x > 0.5 for x in new])
+    change.b, change.c, change.p_value = test.b, test.c, test.p_value
+    if test.discordant == 0 and change.delta:
+        # majorities agree but trial shares moved (e.g. 2/3 -> 1/3 right is not a flip): test the shares instead
+        change.test, change.p_value = "permutation", permutation_p(np.subtract(new, base), seed=seed)
+    return _finish(change, alpha)
+
+
+def score_change(
+    change: Change, base: Sequence[float], new: Sequence[float], *, alpha: float, n_boot: int, seed: int,
+    total: bool = False,
+) -> Change:
+    """Fill ``change`` for a score: paired bootstrap CI of the mean difference, sign-flip permutation p.
+
+    ``total=True`` (counts such as hidden influencers) reports sums over the
+    paired questions instead of means, and scales the interval to match.
+    """
+    change.test = "permutation"
+    change.n = n = len(base)
+    if n == 0:
+        return _finish(change, alpha)
+    scale = float(n) if total else 1.0
+    change.base, change.new = float(np.mean(base)) * scale, float(np.mean(new)) * scale
+    ci = paired_bootstrap_difference(new, base, n_boot=n_boot, seed=seed, confidence=1 - alpha)
+    change.delta = None if ci.estimate is None else ci.estimate * scale
+    change.ci_low = None if ci.low is None else ci.low * scale
+    change.ci_high = None if ci.high is None else ci.high * scale
+    change.p_value = permutation_p(np.subtract(new, base), seed=seed)
+    return _finish(change, alpha)
