@@ -184,8 +184,14 @@ def _acquire(lock_path: Path) -> None:
             continue
         except OSError as exc:
             raise WriteFailed(describe_os_error(exc, lock_path)) from None
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write(f"{os.getpid()}\n")
+        try:
+            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        except OSError as exc:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                lock_path.unlink()
+            raise WriteFailed(describe_os_error(exc, lock_path)) from None
+        os.close(fd)
         return
     raise OutDirLocked(f"could not take the lock {lock_path}; another graphtrail keeps taking it")
 
@@ -240,10 +246,20 @@ def open_append(path: str | Path) -> IO[Any]:
 
 
 def append_text(path: str | Path, text: str) -> None:
-    """Append ``text`` to ``path`` and flush (:func:`open_append`'s rules); a failed write names the file."""
-    with open_append(path) as fh:
-        try:
-            fh.write(text)
-            fh.flush()
-        except OSError as exc:
-            raise WriteFailed(describe_os_error(exc, path)) from None
+    """Append ``text`` to ``path`` (``O_APPEND``, unbuffered, a symlink refused); a failed write names the file."""
+    target = Path(path)
+    data = text.encode("utf-8")
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise WriteFailed(f"cannot write {target}: it is a symbolic link, which graphtrail does not follow; remove it") from None
+        raise WriteFailed(describe_os_error(exc, target)) from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise WriteFailed(describe_os_error(exc, target)) from None
+    finally:
+        os.close(fd)
