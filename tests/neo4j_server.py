@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import log_tail, terminate
+from tests.servers import ci_note, log_tail, terminate
 
 #: The harness starts in ~10 s on an idle box and ~30 s on a busy 2-core one.
 STARTUP_TIMEOUT_S = float(os.environ.get("GRAPHTRAIL_NEO4J_STARTUP_TIMEOUT", "240"))
@@ -119,6 +119,6 @@ def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jServ
     """A Neo4j 5.26 server on loopback for the whole session."""
     reason = missing_requirement()
     if reason is not None:
-        pytest.skip(reason)
+        pytest.skip(ci_note("neo4j", reason))
     with run_neo4j(tmp_path_factory.mktemp("neo4j")) as server:
         yield server

@@ -25,6 +25,16 @@ SHUTDOWN_TIMEOUT_S = 15.0
 ServerT = TypeVar("ServerT")
 
 
+def ci_note(marker: str, reason: str) -> str:
+    """``reason``, plus what CI recorded about the build this marker needs (.ci/run writes
+    ``$GRAPHTRAIL_CI_STATUS/<marker>`` when that build failed or was cut short by its time bound)."""
+    status = os.environ.get("GRAPHTRAIL_CI_STATUS")
+    note = Path(status, marker) if status else None
+    if note is not None and note.is_file():
+        return f"{reason} [CI: {note.read_text(encoding='utf-8').strip()}]"
+    return reason
+
+
 def free_port(all_interfaces: bool = False) -> int:
     """A TCP port free on loopback, or on every interface (for servers that bind ``[::]``)."""
     if not all_interfaces:

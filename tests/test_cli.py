@@ -484,8 +484,9 @@ def test_run_with_users_agent_factory(tmp_path: Path) -> None:
 def test_eval_resume_continues_and_never_redoes_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "eval"
     base = ["eval", "--kg", "countries", "-q", "countries-demo", "--limit", "2", "--out", str(out)]
-    proc = run_cli(*base, "-c", "baseline,cited_removal")
-    assert proc.returncode == 0, proc.stderr
+    # In-process throughout: the same entry point, without four interpreter start-ups.
+    code, _, err = call(capsys, *base, "-c", "baseline,cited_removal")
+    assert code == 0, err
     first = runs_by_condition(out)
     assert set(first) == {"baseline", "cited_removal"} and first["cited_removal"] == 2
 
@@ -497,8 +498,8 @@ def test_eval_resume_continues_and_never_redoes_runs(tmp_path: Path, capsys: pyt
     (out / "runs.jsonl").write_text("\n".join(lines[:-2]) + "\n", encoding="utf-8")
     (out / "results.json").unlink()
     kept = lines[:-2]
-    proc = run_cli(*base, "-c", "baseline,cited_removal,uncited_removal", "--resume")
-    assert proc.returncode == 0, proc.stderr
+    code, _, err = call(capsys, *base, "-c", "baseline,cited_removal,uncited_removal", "--resume")
+    assert code == 0, err
     after = (out / "runs.jsonl").read_text(encoding="utf-8").splitlines()
     assert after[: len(kept)] == kept  # finished runs were kept, not redone
     counts = runs_by_condition(out)
@@ -506,8 +507,8 @@ def test_eval_resume_continues_and_never_redoes_runs(tmp_path: Path, capsys: pyt
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert [c["condition"] for c in results["conditions"]] == ["baseline", "cited_removal", "uncited_removal"]
 
-    proc = run_cli(*base, "-c", "baseline", "--force")
-    assert proc.returncode == 0, proc.stderr
+    code, _, err = call(capsys, *base, "-c", "baseline", "--force")
+    assert code == 0, err
     assert set(runs_by_condition(out)) == {"baseline"}
     assert list(out.glob("runs.*.jsonl")), "--force moves the old run cache aside instead of deleting it"
 

@@ -121,7 +121,7 @@ def test_a_failing_plot_or_page_costs_only_itself(report, tmp_path, monkeypatch)
     def boom(_report):
         raise RuntimeError("cannot draw")
 
-    monkeypatch.setattr(plots, "influence_plot", boom)
+    monkeypatch.setattr(plots, "influence_figure", boom)
     with pytest.warns(RuntimeWarning, match="influence plot"):
         paths = report.write(tmp_path / "a")
     assert "influence" not in paths and {"accuracy", "markdown", "html"} <= set(paths)

@@ -240,7 +240,9 @@ def _tag(key: str, value: Any) -> dict[str, Any]:
     if isinstance(value, int):
         return {"key": key, "type": "int64", "value": value}
     if isinstance(value, float):
-        return {"key": key, "type": "float64", "value": value}
+        # Jaeger (Go's encoding/json) writes an integral float64 without a fraction: 0, not 0.0
+        integral = value.is_integer() and abs(value) < 1e21
+        return {"key": key, "type": "float64", "value": int(value) if integral else value}
     if isinstance(value, str):
         return {"key": key, "type": "string", "value": value}
     # arrays and maps: compact JSON, as Jaeger's translator renders them

@@ -14,6 +14,7 @@ questions ran, or in which order. See docs/ablations.md for the exact semantics.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import random
@@ -162,14 +163,21 @@ def _random_removal(
     hops = hop_distances(kg, topics, until=set(pool) | set(cited)) if topics else {}
     far = len(kg) + 1
 
+    # Each entity's type and degree read once per question, not once per cited entity: on a
+    # database backend every read is a query (hundreds of pool entities x each cited one).
+    @functools.cache
     def node_type(e: str) -> str:
         record = kg.entity(e)
         return record.type if record is not None else ""
 
+    @functools.cache
+    def degree(e: str) -> int:
+        return kg.degree(e)
+
     chosen: list[str] = []
     taken: set[str] = set()
     for c in cited:
-        c_type, c_deg, c_hop = node_type(c), kg.degree(c), hops.get(c, far)
+        c_type, c_deg, c_hop = node_type(c), degree(c), hops.get(c, far)
         options = [e for e in pool if e not in taken]
         if not options:
             break
@@ -179,7 +187,7 @@ def _random_removal(
         def distance(e: str) -> tuple[int, float, str]:
             return (
                 abs(hops.get(e, far) - c_hop),
-                abs(math.log1p(kg.degree(e)) - math.log1p(c_deg)),
+                abs(math.log1p(degree(e)) - math.log1p(c_deg)),
                 e,
             )
 

@@ -36,7 +36,7 @@ def build_report(
     margin: float = 0.0,
     surrogate_threshold: float = 0.1,
     min_lds: float = 0.3,
-    paper_reference: bool = True,
+    paper_reference: bool | None = None,
     traversal_question: str | None = None,
 ) -> Report:
     """Score ``records`` (from the replay runner or hand-built) into a :class:`Report`.
@@ -46,6 +46,9 @@ def build_report(
     :func:`~graphtrail.evaluators.scoring.judges.apply_judges`). ``margin``,
     ``surrogate_threshold`` and ``min_lds`` set when an entity counts as
     influential (see :func:`~graphtrail.evaluators.scoring.metrics.entity_influence`).
+    ``paper_reference`` shows the paper's Table 2 beside the accuracies; ``None`` (the default)
+    shows it only when the questions come from its dataset (``metadata["dataset"]`` is
+    2WikiMultiHopQA, see :func:`~graphtrail.evaluators.scoring.tables.on_paper_dataset`).
     """
     scored = score_records(
         records, questions, kg, judges=judges, correctness=correctness, n_boot=n_boot, seed=seed, alpha=alpha,

@@ -104,7 +104,7 @@ class Report(BaseModel):
         return rich_summary(repr(self), self._summary_rows())
 
     def write(self, out_dir: str | Path, *, results: bool = True, html: bool = True) -> dict[str, Path]:
-        """Write results.json, report.md, report.html and the PNG plots into ``out_dir``.
+        """Write results.json, report.md, report.html (plots embedded as SVG) and the PNG plots into ``out_dir``.
 
         Returns ``{"results": ..., "markdown": ..., "html": ..., "<plot>": ...}``
         for the files written. ``results=False`` leaves results.json alone (re-rendering
@@ -113,7 +113,7 @@ class Report(BaseModel):
         """
         from ..._outdir import write_bytes, write_text
         from ...tracer.redact import redact
-        from .plots import render_plots
+        from .plots import render_plot_formats
         from .render import render_html, render_markdown
 
         out = Path(out_dir)
@@ -127,13 +127,16 @@ class Report(BaseModel):
             results_path = out / "results.json"
             write_text(results_path, json.dumps(data, indent=2, ensure_ascii=False))
             paths["results"] = results_path
-        plots = render_plots(self)  # a plot that cannot be drawn is left out, with a warning
+        # PNG files beside report.md; report.html embeds SVG (sharp at any zoom, scaled to the screen).
+        # A plot that cannot be drawn is left out, with a warning.
+        drawn = render_plot_formats(self, ("png", "svg") if html else ("png",))
         plot_files: dict[str, str] = {}
-        for name, png in plots.items():
+        for name, files in drawn.items():
             path = out / f"{name}.png"
-            write_bytes(path, png)
+            write_bytes(path, files["png"])
             paths[name] = path
             plot_files[name] = path.name
+        plots = {name: files["svg"] for name, files in drawn.items() if "svg" in files}
         # Each report file is written on its own: one that fails must not cost the others.
         steps: list[tuple[str, Path, Callable[[], str]]] = [("markdown", out / "report.md", lambda: render_markdown(self, plot_files))]
         if html:

@@ -1,8 +1,13 @@
 """Markdown and self-contained HTML views of a :class:`Report`.
 
 Both are plain string building (``html.escape`` for every value), no template
-engine and no network: the HTML embeds its plots as base64 PNGs and its CSS
-inline, so the file can be mailed or opened offline. Element ids/classes
+engine and no network: the HTML embeds its plots as base64 SVG (PNG still
+accepted) and its CSS inline, so the file can be mailed or opened offline.
+Layout for any screen: plots never shrink below ``MIN_SCALE`` of their natural
+size (a narrow screen scrolls the plot's own box, never the page) and a click
+or tap enlarges them (a CSS checkbox, no script); the per-question table folds
+the answers under each ablation into one expandable cell, so it fits 1366 px
+(the CSS and the plot embedding live in :mod:`.layout`). Element ids/classes
 (``table#conditions``, ``img.plot``, ``figure#traversal``, ``section#findings``,
 ``section#hidden-influencers`` ...) are stable for browser tests.
 
@@ -12,7 +17,6 @@ answers, entity names): Markdown viewers render raw HTML.
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 from collections import Counter
@@ -24,6 +28,7 @@ from ..records import NO_CITATIONS
 from ..scoring.coverage import banner_sentences
 from ..scoring.findings import findings, hidden_influencers
 from ..scoring.judges import JUDGE_TEXT, normalize
+from .layout import CSS, ENLARGE, plot_html
 
 if TYPE_CHECKING:
     from ..scoring.tables import ConditionRow, QuestionRow
@@ -251,6 +256,26 @@ def _question_rows(report: "Report") -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def noise_note(report: "Report") -> str | None:
+    """Why the baseline's "Output changed" and the noise floor can differ, when both are shown.
+
+    Both estimate how often the agent's answer changes by chance, counted over different pairs:
+    "Output changed" compares each later baseline trial with the first (the reference every
+    condition's "Output changed" uses), the noise floor every pair of trials.
+    """
+    base = next((r for r in report.conditions if r.condition == "baseline"), None)
+    floor = report.stats.noise_floor_answer
+    if base is None or base.changed_rate is None or floor is None:
+        return None
+    same = _pct(base.changed_rate) == _pct(floor)
+    text = (f"The baseline's Output changed ({_pct(base.changed_rate)}) compares each later trial with the first, "
+            "the reference every condition's Output changed is measured against; the noise floor "
+            f"({_pct(floor)}) counts disagreement over every pair of trials.")
+    if not same:
+        text += " Both estimate how often the answer changes by chance; they differ only in the pairs counted."
+    return text
+
+
 def judge_line(report: "Report") -> str:
     """Which judge decides ``correct`` (hence every accuracy figure), in one sentence."""
     how = JUDGE_TEXT.get(report.correctness, f"the judge {report.correctness!r}")
@@ -293,7 +318,8 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     out += ["## Statistics", "", f"**Power.** {st.power_statement}", ""]
     nf = (f"noise floor (answer disagreement between repeated baseline trials): {_pct(st.noise_floor_answer)}; "
           f"correctness disagreement: {_pct(st.noise_floor_correct)}; baseline trials: {st.baseline_trials}")
-    out += [f"- {nf}", f"- intervals: {st.confidence:.0%} cluster bootstrap over questions, {st.n_boot} resamples, seed {st.seed}"]
+    out += [f"- {nf}", *([f"- {note}"] if (note := noise_note(report)) else []),
+            f"- intervals: {st.confidence:.0%} cluster bootstrap over questions, {st.n_boot} resamples, seed {st.seed}"]
     out += [f"- {_md(n)}" for n in st.notes]
     out += ["", "## Provenance scores", "", _md_table(["Score", "Value", "Detail"], [list(r) for r in _score_rows(report)]), ""]
     out += ["How to read the numbers:", "", *[f"- **{k}**: {v}." for k, v in GLOSSARY.items()], ""]
@@ -315,35 +341,6 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
 
 
 # ------------------------------------------------------------------ HTML
-#: Latin system fonts first, then CJK fonts for names in Chinese, Japanese or Korean (the browser falls back glyph by glyph).
-FONT_STACK = (
-    'system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Helvetica Neue",Arial,'
-    '"Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC","PingFang SC","Hiragino Sans GB","Microsoft YaHei",'
-    '"WenQuanYi Micro Hei","Noto Sans CJK JP","Hiragino Sans","Yu Gothic","Noto Sans CJK KR","Malgun Gothic",sans-serif'
-)
-
-CSS = """
-body{font-family:%FONTS%;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#212529;overflow-wrap:break-word}
-#meta{overflow-wrap:anywhere}
-h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #dee2e6;padding-bottom:.2rem}
-table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
-th,td{border:1px solid #dee2e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
-th{background:#f1f3f5}tr.baseline td{font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.paper{color:#868e96;font-style:italic}.note{color:#495057}.power{background:#fff4e6;border-left:4px solid #e8590c;padding:.5rem 1rem}
-img.plot{max-width:100%;border:1px solid #dee2e6;margin:.5rem 0}figure{margin:1rem 0}
-.label-uncited_influential{background:#ffe3e3}.label-cited_influential{background:#ebfbee}
-details{margin:.5rem 0}
-.invalid{background:#fff5f5;border:2px solid #e03131;color:#c92a2a;padding:.5rem 1rem;font-weight:600}
-.warn{background:#fff9db;border-left:4px solid #f08c00;padding:.5rem 1rem;font-weight:600}
-.scroll{overflow-x:auto;max-width:100%}
-#findings{background:#e7f5ff;border-left:4px solid #1c7ed6;padding:.3rem 1rem}#findings ul{margin:.4rem 0;padding-left:1.2rem}
-#hidden-influencers ul{columns:2 24rem;margin:.3rem 0}
-.entity[title],td.gold[title]{text-decoration:underline dotted #adb5bd}th[title]{cursor:help}
-td.changed{background:#fff3bf}table#questions td{max-width:16rem}table#questions td.q{min-width:14rem}
-dl#glossary{font-size:.9rem;color:#495057}dl#glossary dt{font-weight:600;float:left;margin-right:.4rem}dl#glossary dd{margin:0 0 .2rem}
-""".replace("%FONTS%", FONT_STACK)
-
-
 def _md_banner(report: "Report") -> list[str]:
     sentences = banner_sentences(report)
     return ["> **⛔ " + _md(sentences[0]) + "**", *[f"> {_md(s)}" for s in sentences[1:]], ""] if sentences else []
@@ -442,7 +439,8 @@ def _questions_html(report: "Report", names: Mapping[str, str]) -> str:
     head = ["<th>Question</th>", "<th>Gold</th>", "<th>Answer</th>", "<th>Correct</th>", "<th>Cited</th>",
             "<th>Visited, uncited</th>", f"<th{_tip('Support')}>Support</th>", "<th>Fidelity</th>", "<th>Coverage</th>",
             "<th>Hidden influence</th>"]
-    head += [f'<th title="answer under {_e(labels.get(c, c))}">{_e(SHORT_LABELS.get(c, c))}</th>' for c in conds]
+    if conds:
+        head.append('<th title="the answer under each ablation; open a cell to read them">Under ablations</th>')
     body = []
     for q in report.questions:
         gold, every = _gold(q.gold)
@@ -459,24 +457,35 @@ def _questions_html(report: "Report", names: Mapping[str, str]) -> str:
             f'<td class="num">{_e(_pct(q.coverage))}</td>',
             f"<td>{_ents(q.hidden_influence, names)}</td>",
         ]
-        for c in conds:
-            answer = q.answers.get(c)
-            changed = c in q.answers and normalize(answer) != base
-            cls = ' class="changed" title="differs from the baseline answer"' if changed else ""
-            cells.append(f"<td{cls}>{_e('–' if c not in q.answers else answer)}</td>")
+        if conds:
+            cells.append(_answers_cell(q, conds, labels, base))
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (f'<div class="scroll"><table id="questions"><thead><tr>{"".join(head)}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
+def _answers_cell(q: "QuestionRow", conds: list[str], labels: Mapping[str, str], base: Any) -> str:
+    """The answers under each ablation, folded: "2 of 6 differ" opens to one line per condition, changed ones shaded.
+
+    One cell instead of a column per condition keeps the table within a 1366 px screen.
+    """
+    items, changed = [], 0
+    for c in conds:
+        differs = c in q.answers and normalize(q.answers.get(c)) != base
+        changed += differs
+        cls = ' class="changed" title="differs from the baseline answer"' if differs else ""
+        answer = "–" if c not in q.answers else q.answers.get(c)
+        items.append(f'<li{cls}><span class="cond" title="{_e(labels.get(c, c))}">{_e(SHORT_LABELS.get(c, c))}</span>: '
+                     f"{_e(answer)}</li>")
+    ran = sum(1 for c in conds if c in q.answers)
+    summary = f"{changed} of {ran} differ" if ran else "not run"
+    cls = ' class="answers changed"' if changed else ' class="answers"'
+    return f"<td{cls}><details><summary>{_e(summary)}</summary><ul>{''.join(items)}</ul></details></td>"
+
+
 def _glossary_html() -> str:
     items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}.</dd>" for k, v in GLOSSARY.items())
     return f'<h3>How to read the numbers</h3><dl id="glossary">{items}</dl>'
-
-
-def _img(name: str, png: bytes, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img class="plot" id="plot-{name}" alt="{_e(alt)}" src="data:image/png;base64,{data}">'
 
 
 def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> str:
@@ -506,14 +515,15 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     if paper_col is not None:
         parts.append(f'<p class="paper">{_e(PAPER_NOTE)}</p>')
     if "accuracy" in plots:
-        parts.append(f'<figure id="accuracy-plot">{_img("accuracy", plots["accuracy"], "Accuracy per condition with 95% intervals")}'
-                     "<figcaption>Accuracy per condition; bars are 95% cluster-bootstrap intervals.</figcaption></figure>")
+        parts.append(f'<figure id="accuracy-plot">{plot_html("accuracy", plots["accuracy"], "Accuracy per condition with 95% intervals")}'
+                     f"<figcaption>Accuracy per condition; bars are 95% cluster-bootstrap intervals.{ENLARGE}</figcaption></figure>")
     parts.append("</section>")
     parts += [
         '<section id="statistics"><h2>Statistics</h2>',
         f'<p class="power" id="power">{_e(st.power_statement)}</p><ul id="stat-notes">',
         f"<li>Noise floor (answer disagreement between repeated baseline trials): {_e(_pct(st.noise_floor_answer))}; "
         f"correctness disagreement: {_e(_pct(st.noise_floor_correct))}; baseline trials: {st.baseline_trials}.</li>",
+        *([f'<li id="noise-note">{_e(note)}</li>'] if (note := noise_note(report)) else []),
         f"<li>Intervals: {st.confidence:.0%} cluster bootstrap over questions, {st.n_boot} resamples, seed {st.seed}.</li>",
         *[f"<li>{_e(n)}</li>" for n in st.notes],
         "</ul></section>",
@@ -526,11 +536,11 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     counts = Counter(e.label for e in report.entities)
     parts.append(_html_table("entity-labels", ["Label", "Entities"], [[LABEL_TEXT.get(k, k), str(v)] for k, v in sorted(counts.items())]))
     if "influence" in plots:
-        parts.append(f'<figure id="influence">{_img("influence", plots["influence"], "Per-entity influence matrix")}'
+        parts.append(f'<figure id="influence">{plot_html("influence", plots["influence"], "Per-entity influence matrix")}'
                      "<figcaption>Influence of each visited entity (rows: questions; columns: first-visit position): "
                      "how often hiding it alone changed the answer, minus the noise floor. Red: it changed the answer; "
                      "white: no effect; blue (negative): it changed the answer less often than repeated baseline runs "
-                     "disagree by themselves, i.e. no detectable effect.</figcaption></figure>")
+                     f"disagree by themselves, i.e. no detectable effect.{ENLARGE}</figcaption></figure>")
     ent_rows = [[e.question_id, e.entity_id, e.name or "", "yes" if e.cited else "no", str(e.visit_rank or "–"),
                  _pct(e.loo_change_rate), _num(e.surrogate_weight), _num(e.influence), LABEL_TEXT.get(e.label, e.label)]
                 for e in report.entities]
@@ -540,12 +550,12 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     parts.append("</details></section>")
     if "traversal" in plots and report.traversal is not None:
         parts.append(f'<section><h2>Traversal of {_e(report.traversal.question_id)}</h2><figure id="traversal">'
-                     f'{_img("traversal", plots["traversal"], "Traversal subgraph")}'
+                     f'{plot_html("traversal", plots["traversal"], "Traversal subgraph")}'
                      "<figcaption>Entities and edges the baseline run visited: green = cited, grey = visited but not cited, "
-                     "red ring = influential, square = topic entity, star = answer entity.</figcaption></figure></section>")
+                     f"red ring = influential, square = topic entity, star = answer entity.{ENLARGE}</figcaption></figure></section>")
     parts += ['<section id="per-question"><h2>Per question</h2>',
               '<p class="note">Hover a name for its id, a gold answer for every accepted alias; '
-              "shaded answers differ from the baseline's.</p>",
+              "open a cell under <i>Under ablations</i> to read the answer under each condition; shaded ones differ from the baseline's.</p>",
               _questions_html(report, names), "</section>"]
     parts.append("</body></html>")
     return "\n".join(parts)

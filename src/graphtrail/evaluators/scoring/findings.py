@@ -86,6 +86,17 @@ def _names(items: list[HiddenInfluencer], limit: int = 4) -> str:
     return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
 
 
+def _against_trial(report: "ReportTables") -> str:
+    """What an answer-change rate is measured against (docs/metrics.md, "Output changed")."""
+    return "against the first baseline trial" if report.stats.baseline_trials > 1 else "against the baseline's answer"
+
+
+def _against_mean(report: "ReportTables") -> str:
+    """What an accuracy shift is measured against: the baseline's accuracy, a mean over its trials."""
+    k = report.stats.baseline_trials
+    return f"against the mean of {k} baseline trials" if k > 1 else "against the baseline"
+
+
 def _uncited_sentence(report: "ReportTables") -> str | None:
     removal, mask = report.condition("uncited_removal"), report.condition("uncited_mask")
     if removal is None or removal.accuracy is None:
@@ -93,12 +104,17 @@ def _uncited_sentence(report: "ReportTables") -> str | None:
     n_hidden = sum(len(q.visited_uncited) for q in report.questions)
     n_q = sum(1 for q in report.questions if q.visited_uncited)
     what = f"the {n_hidden} visited-but-uncited entities ({n_q} question{'' if n_q == 1 else 's'})"
-    text = (f"Hiding {what} changed {_pct(removal.changed_rate)} of answers and {_move(removal.delta)} "
-            f"({_test(removal, report)})")
+    # Two different figures, each with what it is measured against: an answer-change rate
+    # (against one reference answer) and an accuracy shift (against the baseline's mean accuracy).
+    text = (f"Hiding {what} changed {_pct(removal.changed_rate)} of answers ({_against_trial(report)}) and "
+            f"{_move(removal.delta)} ({_against_mean(report)}; {_test(removal, report)})")
     if mask is None or mask.accuracy is None:
         return text + "."
-    text += (f"; masking only their names and text changed {_pct(mask.changed_rate)} of answers "
-             f"({_pts(mask.delta)}, {_test(mask, report)})")
+    text += (f"; masking only their names and text changed {_pct(mask.changed_rate)} of answers and moved accuracy "
+             f"{_pts(mask.delta)} ({_test(mask, report)})")
+    if (mask.changed_rate or 0.0) == 0.0 and mask.delta and report.stats.baseline_trials > 1:
+        text += (" — with no answer changed, that shift is the baseline trials disagreeing among themselves, "
+                 "not an effect of the mask")
     removal_seen, mask_seen = _detected(removal, report.stats.alpha), _detected(mask, report.stats.alpha)
     noise = report.stats.noise_floor_answer or 0.0
     if removal_seen and not mask_seen and (mask.changed_rate or 0.0) <= max(noise, 0.05):
@@ -116,7 +132,8 @@ def _cited_sentence(report: "ReportTables") -> str | None:
     if cited is None or cited.accuracy is None:
         return None
     start = f"{_pct(base.accuracy)} → " if base is not None and base.accuracy is not None else ""
-    text = f"Removing the cited entities {_move(cited.delta)} ({start}{_pct(cited.accuracy)}, {_test(cited, report)})"
+    text = (f"Removing the cited entities {_move(cited.delta)} ({start}{_pct(cited.accuracy)}, {_against_mean(report)}; "
+            f"{_test(cited, report)})")
     if rand is not None and rand.accuracy is not None:
         text += f"; removing as many random entities {_move(rand.delta, 'it')} ({_test(rand, report)})"
     return text + "."
@@ -147,7 +164,8 @@ def _power_sentence(report: "ReportTables") -> str | None:
     st = report.stats
     parts = []
     if st.noise_floor_answer is not None:
-        parts.append(f"Repeated baseline runs disagreed on {_pct(st.noise_floor_answer)} of answers (the noise floor)")
+        parts.append(f"Repeated baseline runs disagreed on {_pct(st.noise_floor_answer)} of answers "
+                     "(the noise floor, over every pair of trials)")
     if st.mdd_best_case is None:
         parts.append(f"with n = {st.n_questions} questions no accuracy shift can be detected reliably")
     else:

@@ -20,7 +20,7 @@ from .judges import Judge, apply_judges, normalize
 from .metrics import Runs, baseline_record, group_runs
 from .questions import overall_scores, question_rows
 from .stats import noise_floor
-from .tables import ConditionRow, EntityRow, QuestionRow, ReportError, Scores, Stats
+from .tables import ConditionRow, EntityRow, QuestionRow, ReportError, Scores, Stats, on_paper_dataset
 
 __all__ = ["Scored", "score_records"]
 
@@ -56,7 +56,7 @@ def score_records(
     margin: float = 0.0,
     surrogate_threshold: float = 0.1,
     min_lds: float = 0.3,
-    paper_reference: bool = True,
+    paper_reference: bool | None = None,
     not_applicable: Mapping[str, str] | None = None,
 ) -> Scored:
     """Judge ``records`` and compute the condition table, the question and entity rows, the scores and statistics.
@@ -67,6 +67,8 @@ def score_records(
     (condition -> why) names conditions that ran no experiment.
     """
     questions = list(questions)
+    if paper_reference is None:  # the paper's Table 2 only beside an evaluation on its own dataset
+        paper_reference = on_paper_dataset(questions)
     by_id = {str(question_field(q, "id")): q for q in questions}
     recs = apply_judges(list(records), questions, kg=kg, judges=judges, correctness=correctness)
     if not recs:
