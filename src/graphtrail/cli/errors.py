@@ -32,7 +32,7 @@ class InputError(Exception):
 #: the agents or the evaluators (seconds) just to classify what they raised, and a
 #: class that moves between subpackages is still recognised.
 INPUT_ERROR_NAMES = frozenset(
-    {"KGError", "QuestionsError", "ModelResolutionError", "EvaluationError", "AblationError", "ReportError"}
+    {"KGError", "QuestionsError", "ModelResolutionError", "EvaluationError", "AblationError", "ReportError", "OutDirError"}
 )
 
 

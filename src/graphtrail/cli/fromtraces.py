@@ -69,10 +69,11 @@ def evaluate_from_traces(
     if answers and not graded:
         raise InputError(f"no question in {answers} matches a question in {source}",
                          "an answers file grades the questions whose text it repeats (case and final '?' aside)")
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / QUESTIONS_FILE).open("w", encoding="utf-8") as fh:
-        for q in questions:
-            fh.write(json.dumps(q, ensure_ascii=False) + "\n")
+    from graphtrail._outdir import claim, write_lines
+    from graphtrail.tracer.redact import redact
+
+    claim(out, force=True)  # app.py checked it (guard_out_dir); marked as graphtrail's for evaluate()
+    write_lines(out / QUESTIONS_FILE, (json.dumps(redact(q), ensure_ascii=False) for q in questions))
     console.print(
         f"[bold]{len(questions)}[/] distinct question(s) from {label}"
         + (f" (a seeded sample of {sample}, seed {seed})" if sample else "")

@@ -86,16 +86,18 @@ def load_kg_arg(value: str) -> Any:
 
 def load_questions_arg(value: str, limit: int | None = None) -> list[Any]:
     """Load ``--questions``: a bundled name or a JSONL file; optionally the first ``limit``."""
-    check_questions_arg(value)
-    from graphtrail.agents import load_questions
+    import itertools
 
-    questions = list(load_questions(value))
+    check_questions_arg(value)
+    from graphtrail.agents.question_stream import iter_questions
+
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit must be at least 1, got {limit}")
+    # Streamed: --limit N reads N questions, a malformed line is reported when it is read,
+    # and every line and question has a bound (graphtrail.agents.question_stream).
+    questions = list(itertools.islice(iter_questions(value), limit))
     if not questions:
         raise InputError(f"no questions in {value}", "add at least one JSONL line with id, question and answers")
-    if limit is not None:
-        if limit < 1:
-            raise InputError(f"--limit must be at least 1, got {limit}")
-        questions = questions[:limit]
     return questions
 
 
@@ -254,15 +256,21 @@ def parse_conditions(values: Sequence[str] | None, known: Iterable[str]) -> list
 def guard_out_dir(out: Path, produced: Iterable[str], *, force: bool, resume: bool = False, flag_hint: str = "--force") -> list[Path]:
     """Refuse to overwrite results already in ``out``; return the files that exist.
 
-    Unrelated files in ``out`` are fine: we only ever write the names in ``produced``.
+    A non-empty folder graphtrail did not make is refused (graphtrail._outdir.claim), and so is one
+    another graphtrail process is writing to (its lock).
     """
     if out.exists() and not out.is_dir():
         raise InputError(f"output path {out} is a file, not a directory", "pass --out with a directory path")
-    existing = [out / name for name in produced if (out / name).exists()]
+    existing = [out / name for name in produced if (out / name).exists() or (out / name).is_symlink()]
     if existing and not (force or resume):
         names = ", ".join(p.name for p in existing)
         raise InputError(
             f"{out} already holds results ({names})",
             f"pass {flag_hint} to overwrite them, or --out to choose another directory",
         )
+    from graphtrail._outdir import check
+
+    # A non-empty folder graphtrail did not make is refused, and so is one another live
+    # graphtrail is writing to; nothing is created here (bad input must leave no trace).
+    check(out, force=force or bool(existing), resume=resume)
     return existing

@@ -20,7 +20,13 @@ __all__ = ["main", "suggest_option", "usage_message"]
 
 
 def _say(message: str) -> None:
-    # Plain print, not rich: rich would wrap a long message over several lines.
+    # Plain print, not rich: rich would wrap a long message over several lines. An error
+    # message may quote an input (a URL, a question): the same redaction as every file,
+    # once the tracer is loaded (any command that read an input has loaded it; importing it
+    # only for a usage error would cost seconds).
+    redact = sys.modules.get("graphtrail.tracer.redact")
+    if redact is not None:
+        message = redact.redact_text(message)
     print(" ".join(message.split()), file=sys.stderr)
 
 

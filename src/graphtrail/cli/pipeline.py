@@ -89,7 +89,8 @@ def eval_files() -> tuple[str, ...]:
     """Files in an eval output directory that hold results: the reports and the run cache."""
     from .names import RUNS_FILE  # the evaluators' name, without importing them
 
-    return EVAL_FILES + (RUNS_FILE,)
+    # reuse.jsonl: graphtrail.evaluators.replay.cache.REUSE_FILE (not imported: seconds)
+    return EVAL_FILES + (RUNS_FILE, "reuse.jsonl", REPLAY_TRACES, "accuracy.png", "influence.png", "traversal.png")
 
 
 def load_inputs(*, kg: str | None, questions: str, limit: int | None = None) -> Inputs:
@@ -139,11 +140,13 @@ def build_agent(spec: AgentSpec, *, kg: Any) -> BuiltAgent:
 def setup_tracing(jsonl_path: Path, otlp: str | None) -> None:
     """Send graphtrail's spans to ``jsonl_path`` (OTLP/JSON lines) and, if given, an OTLP/HTTP endpoint."""
     import graphtrail
+    from graphtrail._outdir import WriteFailed
 
-    if otlp:
-        logger = logging.getLogger("graphtrail")
-        if _export_warnings not in logger.filters:
-            logger.addFilter(_export_warnings)
+    if jsonl_path.is_symlink():  # planted in --out: appending would write through it, elsewhere
+        raise WriteFailed(f"cannot write {jsonl_path}: it is a symbolic link, which graphtrail does not follow; remove it")
+    logger = logging.getLogger("graphtrail")
+    if _export_warnings not in logger.filters:
+        logger.addFilter(_export_warnings)
     graphtrail.configure(
         exporter=["jsonl", "otlp"] if otlp else "jsonl",
         path=jsonl_path,
@@ -154,9 +157,15 @@ def setup_tracing(jsonl_path: Path, otlp: str | None) -> None:
 
 
 def _flush_tracing() -> None:
+    """Flush the spans; if any could not be written to the trace file, fail with one line naming it
+    (the results are written, but a trace file with holes must not pass for a whole one)."""
+    from graphtrail._outdir import WriteFailed
     from graphtrail.tracer import config
 
     config.flush()
+    for status in config.export_status():
+        if not status.label.startswith("OTLP") and status.dropped:
+            raise WriteFailed(f"{status.last_error or status.label}; {status.dropped} span(s) were lost")
 
 
 class _ExportWarnings(logging.Filter):
@@ -164,7 +173,10 @@ class _ExportWarnings(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args if isinstance(record.args, tuple) else ()
-        return not (str(record.msg).startswith("graphtrail: span export to") and args and str(args[0]).startswith("OTLP"))
+        msg = str(record.msg)
+        if msg.startswith("graphtrail: could not write spans to"):
+            return False  # the trace file: _flush_tracing() says it in one line
+        return not (msg.startswith("graphtrail: span export to") and args and (str(args[0]).startswith("OTLP") or "jsonl" in str(args[0]).lower() or "/" in str(args[0])))
 
 
 _export_warnings = _ExportWarnings()
@@ -177,6 +189,9 @@ def otlp_outcome(otlp: str | None) -> dict[str, str]:
     from graphtrail.tracer.config import export_status
 
     status = next((s for s in export_status() if s.label.startswith("OTLP")), None)
+    from graphtrail.tracer.redact import redact_text
+
+    otlp = redact_text(otlp)  # an endpoint may carry user:token@
     if status is None or not status.dropped:
         return {"also exported to": otlp}
     return {
@@ -201,10 +216,22 @@ def _is_correct(answer: str | None, question: Any, kg: Any) -> bool | None:
 
 
 def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | None, console: Any, show: int = 1) -> list[Any]:
-    """Answer every question with the traced agent; write traces, trajectories and answers to ``out``."""
+    """Answer every question with the traced agent; write traces, trajectories and answers to ``out``
+    (holding ``out``'s lock; every file redacted, written atomically)."""
+    from graphtrail._outdir import claim, lock
+
+    claim(out, force=True)  # cli/app.py checked it (graphtrail._outdir.check)
+    with lock(out):
+        return _run_questions(built, inputs, out=out, otlp=otlp, console=console, show=show)
+
+
+def _run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | None, console: Any, show: int) -> list[Any]:
     import graphtrail
     from graphtrail.tracer import run_annotations
     from rich.progress import Progress
+
+    from graphtrail._outdir import write_lines
+    from graphtrail.tracer.redact import redact
 
     out.mkdir(parents=True, exist_ok=True)
     for name in RUN_FILES:
@@ -258,12 +285,8 @@ def run_questions(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | N
                 beat.advance()
     _flush_tracing()
 
-    with (out / "trajectories.jsonl").open("w", encoding="utf-8") as fh:
-        for traj in trajectories:
-            fh.write(traj.model_dump_json() + "\n")
-    with (out / "answers.jsonl").open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_lines(out / "trajectories.jsonl", (json.dumps(redact(t.model_dump(mode="json")), ensure_ascii=False) for t in trajectories))
+    write_lines(out / "answers.jsonl", (json.dumps(redact(row), ensure_ascii=False) for row in rows))
 
     for traj in trajectories[:show]:
         console.print(trajectory_panel(traj))
@@ -309,8 +332,18 @@ def evaluate(
     ``CoverageError``, which the CLI prints as one line with exit code 2.
     """
     from graphtrail import evaluators
+    from graphtrail._outdir import claim, lock
 
-    out.mkdir(parents=True, exist_ok=True)
+    claim(out, force=True)  # cli/app.py checked it (graphtrail._outdir.check)
+    with lock(out):
+        return _evaluate(evaluators, built, inputs, out=out, conditions=conditions, trials=trials, seed=seed,
+                         concurrency=concurrency, resume=resume, force=force, reuse=reuse, otlp=otlp,
+                         console=console, strict=strict, citations=citations)
+
+
+def _evaluate(evaluators: Any, built: BuiltAgent, inputs: Inputs, *, out: Path, conditions: list[str] | None, trials: int,
+              seed: int, concurrency: int, resume: bool, force: bool, reuse: bool, otlp: str | None, console: Any,
+              strict: bool, citations: str | None) -> Any:
     trace_path = out / REPLAY_TRACES
     if force:
         trace_path.unlink(missing_ok=True)  # starting over: old replay traces would mix with the new
@@ -388,6 +421,14 @@ def demo(*, out: Path, otlp: str | None, force: bool, console: Any) -> None:
         f"[bold]graphtrail demo[/]: {len(inputs.questions)} questions on the bundled '{DEMO_KG}' graph, model {DEMO_MODEL}"
     )
     built = build_agent(AgentSpec(agent=None, variant="agentic", model=DEMO_MODEL), kg=inputs.kg)
+    from graphtrail._outdir import claim, lock
+
+    claim(out, force=True)  # cli/app.py checked it (graphtrail._outdir.check)
+    with lock(out):
+        _demo(built, inputs, out=out, otlp=otlp, force=force, console=console)
+
+
+def _demo(built: BuiltAgent, inputs: Inputs, *, out: Path, otlp: str | None, force: bool, console: Any) -> None:
     trajectories = run_questions(built, inputs, out=out, otlp=otlp, console=console)
     console.print("[bold]replaying under graph ablations[/] …")
     report = evaluate(
@@ -437,8 +478,14 @@ def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> No
     from graphtrail.evaluators import load_report  # seconds: only once the argument is known good
 
     report = load_report(results)
+    from graphtrail._outdir import claim, lock
+
+    target = out or results.parent
+    if out is not None:
+        claim(out)  # a new or empty folder, or one graphtrail made
     # The evaluators render the same files `eval` wrote; results.json is the source here, left as it is.
-    written = report.write(out or results.parent, results=False, html=html)
+    with lock(target):
+        written = report.write(target, results=False, html=html)
     files = {"report (markdown)": written["markdown"]}
     if html:
         files["report (HTML)"] = written["html"]

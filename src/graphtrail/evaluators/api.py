@@ -178,7 +178,19 @@ async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None
     strict = bool(options.pop("strict", False))
     run_kwargs, report_kwargs = _split_options("aevaluate", options)
     traversal_question = report_kwargs.pop("traversal_question", None)
+    if run_kwargs["out_dir"] is None:
+        return await _evaluate(agent, questions, kg, run_kwargs, report_kwargs, traversal_question, strict)
+    from .._outdir import claim, lock
 
+    # A folder graphtrail did not make is refused (OutDirNotEmpty) unless resuming; one
+    # another process writes to is refused (OutDirLocked) while that process lives.
+    claim(run_kwargs["out_dir"], resume=run_kwargs["resume"])
+    with lock(run_kwargs["out_dir"]):
+        return await _evaluate(agent, questions, kg, run_kwargs, report_kwargs, traversal_question, strict)
+
+
+async def _evaluate(agent: Any, questions: Any, kg: Any, run_kwargs: dict[str, Any], report_kwargs: dict[str, Any],
+                    traversal_question: Any, strict: bool) -> Any:
     evaluation = await aevaluate_records(agent, questions, kg, **run_kwargs)  # 1. replay
     meta = _meta(evaluation, run_kwargs)
     meta["fingerprint"] = evaluation_fingerprint(kg, evaluation, run_kwargs)  # what a later `graphtrail compare` checks

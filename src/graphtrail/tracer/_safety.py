@@ -16,6 +16,15 @@ _warned_lock = threading.Lock()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_redact_text: Callable[[str], str] = str
+
+
+def set_message_redactor(fn: Callable[[str], str]) -> None:
+    """The text rule applied to every argument of a warning (redact.py sets it)."""
+    global _redact_text
+    _redact_text = fn
+
+
 def warn_once(kind: str, message: str, *args: Any) -> None:
     """Log ``message`` at WARNING the first time ``kind`` happens in this process.
 
@@ -25,7 +34,10 @@ def warn_once(kind: str, message: str, *args: Any) -> None:
     with _warned_lock:
         first = kind not in _warned
         _warned.add(kind)
-    logger.log(logging.WARNING if first else logging.DEBUG, message, *args)
+    # A message is bytes graphtrail writes: its arguments (an endpoint, an exception) are redacted
+    # (redact.py installs its text rule here; it imports this module, not the other way round).
+    safe = tuple(a if isinstance(a, (int, float)) else _redact_text(a if isinstance(a, str) else repr(a)) for a in args)
+    logger.log(logging.WARNING if first else logging.DEBUG, message.replace("%r", "%s"), *safe)
 
 
 def reset_warnings() -> None:

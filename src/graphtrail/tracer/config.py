@@ -43,6 +43,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from .._version import __version__ as _VERSION
 from ._content import DEFAULT_MAX_VALUE_LENGTH, ContentMode, check_content_mode
 from ._safety import warn_once
+from .redact import redact_text
 from .redact import set_rule as _set_redact_rule
 
 ExporterName = Literal["otlp", "console", "jsonl", "none", "memory"]
@@ -134,7 +135,7 @@ class _GuardedExporter(SpanExporter):
         finally:
             _exporting.active = False
         if result is not SpanExportResult.SUCCESS:
-            self._failed(n, "the export failed or timed out")
+            self._failed(n, getattr(self.inner, "last_error", None) or "the export failed or timed out")
             warn_once(f"export:{self.label}", "graphtrail: span export to %s failed; spans dropped", self.label)
         else:
             self.exported += n
@@ -279,7 +280,7 @@ def _processor_for(
         return BatchSpanProcessor(_guard(JsonlSpanExporter(target), f"jsonl file {target}")), None
     if exporter == "otlp":
         inner = _otlp_exporter(endpoint, protocol, headers)
-        label = f"OTLP {_otlp_url(inner, endpoint)}"
+        label = redact_text(f"OTLP {_otlp_url(inner, endpoint)}")  # an endpoint may carry user:token@
         _quiet_sdk_export_logs()
         return BatchSpanProcessor(_guard(inner, label), export_timeout_millis=int(DEFAULT_EXPORT_TIMEOUT_S * 1000)), None
     raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")

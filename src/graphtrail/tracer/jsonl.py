@@ -65,6 +65,7 @@ class JsonlSpanExporter(SpanExporter):
         self._lock = threading.Lock()
         self._file: Any = None
         self._closed = False
+        self.last_error: str | None = None  # why the last batch could not be written (one line, names the file)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if self._closed:
@@ -79,6 +80,8 @@ class JsonlSpanExporter(SpanExporter):
                 self._file.flush()
             return SpanExportResult.SUCCESS
         except Exception as exc:  # noqa: BLE001
+            reason = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
+            self.last_error = f"cannot write {self.path}: {reason}"
             warn_once("jsonl-export", "graphtrail: could not write spans to %s (%r)", self.path, exc)
             return SpanExportResult.FAILURE
 

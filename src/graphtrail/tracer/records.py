@@ -24,6 +24,7 @@ from .config import get_tracer, run_settings
 from .extract import EntityRef
 from .genai import MessageCache
 from .options import TraceOptions
+from .redact import redact_text
 from .scope import Capture, active_captures
 from .signals import RunFacts
 from .trajectory import ModelCall, Step
@@ -95,7 +96,7 @@ class RootRecord:
         if self.conversation_id is None and metadata:
             value = metadata.get(self.opts.conversation_key)
             if isinstance(value, (str, int)) and not isinstance(value, bool):
-                self.conversation_id = str(value)
+                self.conversation_id = redact_text(str(value))  # a thread id may be a session token
 
 
 class RunRecord:

@@ -25,10 +25,13 @@ candidate matches.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ._safety import set_message_redactor, warn_once
 
 __all__ = ["REDACTED", "SECRET_KEY_WORDS", "is_secret_key", "redact", "redact_text", "set_rule", "get_rule"]
 
@@ -41,10 +44,10 @@ SECRET_KEY_WORDS: tuple[str, ...] = (
     "password", "passwd", "passphrase", "passcode", "pwd", "secret", "token", "apikey", "accesskey",
     "privatekey", "privkey", "secretkey", "signingkey", "encryptionkey", "masterkey", "sshkey", "clientkey",
     "licensekey", "subscriptionkey", "sessionkey", "auth", "bearer", "cookie", "session", "credential", "creds",
-    "signature", "jwt", "csrf", "xsrf", "connectionstring", "otp",
+    "signature", "jwt", "csrf", "xsrf", "connectionstring", "otp", "accountkey", "sharedaccess",
 )
 # ... or equals one of these (too short or too common to match inside other words).
-SECRET_KEY_EXACT: frozenset[str] = frozenset({"pw", "pass", "pin", "sid", "dsn", "cvv", "cvc", "mfa", "2fa"})
+SECRET_KEY_EXACT: frozenset[str] = frozenset({"pw", "pass", "pin", "sid", "dsn", "cvv", "cvc", "mfa", "2fa", "sig"})
 # Not secrets although they contain a word above: token counts and limits, authors.
 _NOT_SECRET = re.compile(
     r"^(?:max|min|num|n|input|output|prompt|completion|total|reasoning|cached|cache|context|remaining|used)"
@@ -79,19 +82,29 @@ def is_secret_key(key: Any) -> bool:
 # token formats by a regex that only runs when one of their fixed prefixes occurs.
 _TEXT_WORDS: tuple[str, ...] = (
     "pass", "pw", "secret", "token", "key", "auth", "bearer", "basic", "cookie", "session", "cred",
-    "signature", "jwt", "csrf", "xsrf", "otp", "dsn", "cvv", "cvc", "pin",
+    "sig", "jwt", "csrf", "xsrf", "otp", "dsn", "cvv", "cvc", "pin",
 )
 _WORDS_RE = re.compile("|".join(_TEXT_WORDS))
 _SCHEME_WORDS: tuple[str, ...] = ("bearer", "basic")
 _TOKEN_PREFIXES: tuple[str, ...] = (
     "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-", "hf_", "eyJ", "://", "-----BEGIN",
+    "k_live_", "k_test_", "SG.", "npm_", "pypi-", "sq0", "hooks.slack.com", "-u", "--user",
 )
+# The provider formats follow the plugins of detect-secrets 1.5 (Yelp) and the rules of
+# gitleaks (both list each provider's documented token shape); the test suite checks the
+# output of this module with detect-secrets itself (tests/test_secret_scan.py).
 _TOKEN_SCAN = re.compile(
     r"(?P<pem>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)"
-    r"|://(?P<url>[^\s/?#@:\"'<>]{0,256}:[^\s/?#@\"'<>]{1,256})@"
+    # scheme://user:password@host -- a password may hold "/" or "@" (the last "@" ends it)
+    r"|://(?P<url>[^\s/?#@:\"'<>]{0,256}:[^\s\"'<>]{1,256})@"
+    # curl -u user:password, --user user:password, --proxy-user=user:password
+    r"|(?:^|(?<=[\s\"'=]))(?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?[\"']?(?P<cli>[^\s:\"'@]{1,256}:[^\s\"']{1,256})"
     r"|(?P<tok>(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|A(?:KIA|SIA)[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{30,}|glpat-[A-Za-z0-9_\-]{20,}"
-    r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*))"
+    r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"
+    r"|[rs]k_(?:live|test)_[0-9a-zA-Z]{16,}|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}|npm_[A-Za-z0-9]{30,}"
+    r"|pypi-[A-Za-z0-9_\-]{50,}|sq0(?:csp|atp)-[0-9A-Za-z_\-]{20,}"
+    r"|hooks\.slack\.com/services/[A-Za-z0-9_/]+))"
 )
 _KEY_PREFIX_WORDS = ("api ", "access ", "private ", "secret ", "signing ", "encryption ", "master ", "ssh ", "session ")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
@@ -104,6 +117,26 @@ _PYDANTIC_INPUT = re.compile(r"[^\n]*?input_value=")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 # Header-like keys whose value runs to the end of the line ("Cookie: a=1; b=2").
 _WHOLE_LINE_KEYS = frozenset({"cookie", "setcookie", "authorization", "proxyauthorization", "xapikey", "apikey"})
+
+
+_FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")
+_BASE64 = re.compile(r"[ \t]+[A-Za-z0-9+/]{6,}={0,2}(?![A-Za-z0-9+/=])")
+
+
+def _basic_credential(text: str, at: int) -> re.Match[str] | None:
+    """``Basic <base64 of user:password>`` (no digit needed): the value must decode to ``user:password``."""
+    import base64
+    import binascii
+
+    m = _BASE64.match(text, at)
+    if m is None:
+        return None
+    raw = m.group().strip()
+    try:
+        decoded = base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return m if b":" in decoded else None
 
 
 _MAX_KEY = 64  # a key is a short word: longer runs of key characters are not looked at whole
@@ -163,6 +196,8 @@ def _key_value(text: str, low: str, at: int, word: str) -> tuple[int, int, str] 
     if key in ("bearer", "basic"):
         # "Bearer <credential>" anywhere, e.g. inside a header someone pasted.
         cred = _CREDENTIAL_AFTER_SCHEME.match(text, e)
+        if cred is None and key == "basic":
+            cred = _basic_credential(text, e)
         if cred is not None:
             v = e + len(cred.group()) - len(cred.group().lstrip(" \t"))
             return v, cred.end(), REDACTED
@@ -170,6 +205,11 @@ def _key_value(text: str, low: str, at: int, word: str) -> tuple[int, int, str] 
     if not is_secret_key(key):
         return None
     sep = _SEP.match(text, e)
+    if sep is None and text[s] == "-":
+        # A command-line flag: "--password hunter2", "-p" is too short to tell.
+        flag = _FLAG_SEP.match(text, e)
+        if flag is not None:
+            return _value_at(text, flag.end(), False, "")
     if sep is None:
         # A pydantic validation error names the field on one line and shows its input on the next.
         if text.startswith("\n", e):
@@ -210,7 +250,7 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
     if len(low) != len(text):  # a few characters lower-case to two: keep offsets aligned
         low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     # A key's value follows a separator; without one only "Bearer <credential>" can be there.
-    if "=" in text or ":" in text:
+    if "=" in text or ":" in text or "--" in text:
         if len(low) < 256:  # one regex pass is cheaper than 20 substring searches on short text
             for m in _WORDS_RE.finditer(low):
                 hit = _key_value(text, low, m.start(), m.group())
@@ -240,19 +280,60 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
                     if kind == "pem":
                         end_m = _PEM_END.search(text, m.end())
                         found.append((m.start(), end_m.end() if end_m is not None else len(text), REDACTED))
-                    elif kind == "url":
-                        user_end = m.start("url") + m.group("url").index(":") + 1
-                        found.append((user_end, m.end("url"), REDACTED))
+                    elif kind == "url" or kind == "cli":
+                        user_end = m.start(kind) + m.group(kind).index(":") + 1
+                        found.append((user_end, m.end(kind), REDACTED))
                     else:
                         found.append((m.start(), m.end(), REDACTED))
                 break
     return found
 
 
-def _scan(text: str) -> str:
+def _scan(text: str, _depth: int = 0) -> str:
     if len(text) < 4:  # "pw=x" is the shortest secret text
         return text
-    found = _candidates(text)
+    if '\\"' in text and _depth < 8:
+        return _scan_escaped(text, _depth)
+    return _replace(text, _candidates(text))
+
+
+def _scan_escaped(text: str, depth: int) -> str:
+    """Text holding JSON inside JSON (``"{\\"password\\": \\"x\\"}"``): the rules read quotes, so
+    the text is parsed and its values redacted as a structure, then written again. Text that
+    does not parse whole (prose around it, or cut short) is read a second time with its
+    escapes undone, and each secret found there is replaced wherever it occurs (fail closed)."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            pass
+        else:
+            cleaned = _walk_json(value, depth + 1)
+            return text if cleaned == value else json.dumps(cleaned, ensure_ascii=False)
+    out = _replace(text, _candidates(text))
+    plain = out.replace("\\\\", "\\").replace('\\"', '"')
+    if '\\"' in plain:
+        plain = plain.replace('\\"', '"')
+    for start, end, _ in _candidates(plain):
+        secret = plain[start:end].strip("\"' \t")
+        if len(secret) >= 2 and secret != REDACTED:
+            out = out.replace(secret, REDACTED)
+    return out
+
+
+def _walk_json(value: Any, depth: int) -> Any:
+    t = type(value)
+    if t is str:
+        return _scan(value, depth)
+    if t is dict:
+        return {k: (REDACTED if v is not None and is_secret_key(k) else _walk_json(v, depth)) for k, v in value.items()}
+    if t is list:
+        return [_walk_json(v, depth) for v in value]
+    return value
+
+
+def _replace(text: str, found: list[tuple[int, int, str]]) -> str:
     if not found:
         return text
     found.sort()
@@ -341,6 +422,33 @@ def redact_text_builtin(text: str) -> str:
     return _scan(text)
 
 
+def redact_ids(ids: list[Any]) -> list[Any]:
+    """Entity ids and citations as recorded: an id is text a tool or a model produced, so it
+    goes through the same rules (an id that spells a credential is recorded as ``<redacted>``)."""
+    out = None
+    for i, value in enumerate(ids):
+        if type(value) is str and len(value) >= 4:
+            clean = _scan(value)
+            if clean is not value:
+                if out is None:
+                    out = list(ids)
+                out[i] = clean
+    return ids if out is None else out
+
+
+def redact_entities(entities: list[Any]) -> list[Any]:
+    """EntityRef-like named tuples with their ``id`` (and name) through :func:`redact_ids`."""
+    out = None
+    for i, e in enumerate(entities):
+        clean = _scan(e.id) if len(e.id) >= 4 else e.id
+        name = _scan(e.name) if type(e.name) is str and len(e.name) >= 4 else e.name
+        if clean is not e.id or name is not e.name:
+            if out is None:
+                out = list(entities)
+            out[i] = e._replace(id=clean, name=name)
+    return entities if out is None else out
+
+
 # ------------------------------------------------------------------ users' rules
 
 _rule: Callable[[str | None, Any], Any] | None = None
@@ -364,8 +472,6 @@ def _apply_rule(rule: Callable[[str | None, Any], Any], key: str | None, value: 
     try:
         return rule(key, value)
     except Exception as exc:  # noqa: BLE001 - a broken rule must not leak what it was meant to hide
-        from ._safety import warn_once
-
         warn_once("redact:rule", "graphtrail: the redact rule raised %r; the value was recorded as <redacted>", exc)
         return REDACTED
 
@@ -392,3 +498,6 @@ def record_exception(span: Any, error: BaseException, timestamp: int) -> None:
         attributes={"exception.message": redact_text(message), "exception.stacktrace": redact_text(stacktrace)},
         timestamp=timestamp,
     )
+
+
+set_message_redactor(redact_text_builtin)  # the built-in rules only: a user's rule may itself warn

@@ -32,7 +32,7 @@ from .extract import extract_answer
 from .genai import provider_name
 from .options import TraceOptions
 from .records import RootRecord, is_control_flow
-from .redact import record_exception, redact
+from .redact import record_exception, redact, redact_ids, redact_text
 from .scope import active_annotations
 from .signals import finish_run
 from .spans import build_runs, describe_error, end_if_open, end_span, ns_to_s, open_root_span, span_text
@@ -46,7 +46,7 @@ def start_root(
     """A new agent run. Its span starts now only if ``live`` (a decorated function's
     root, which becomes the ambient span of the function's body); otherwise it is
     started, with its real start time, when the run ends, like its children."""
-    root = RootRecord(str(run_id), options.name or name or "agent", options)
+    root = RootRecord(str(run_id), redact_text(options.name or name or "agent"), options)
     ann = active_annotations()
     attrs: dict[str, Any] = {
         A.GEN_AI_OPERATION_NAME: "invoke_agent",
@@ -59,7 +59,7 @@ def start_root(
     if ann is not None:
         if ann.replay:
             root.tracer = get_tracer(replay=True)
-        attrs.update(ann.attributes)
+        attrs.update(redact(dict(ann.attributes)))  # the user's attributes: the same rules as any value
         root.metadata = redact(dict(ann.metadata))
         links = [
             Link(SpanContext(int(t, 16), int(s, 16), is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)))
@@ -140,6 +140,7 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
                 attrs[A.ANSWER] = answer
                 attrs[A.OUTPUT_VALUE] = answer
     attrs[A.STATUS] = status
+    citations = redact_ids(citations)
     attrs[A.CITATIONS] = dumps(citations)
     if root.provider is not None:  # required on invoke_agent by the GenAI semconv
         attrs[A.GEN_AI_PROVIDER_NAME] = provider_name(root.provider)

@@ -50,7 +50,7 @@ from .genai import (
     provider_name,
 )
 from .records import ROOT_KINDS, RootRecord, RunRecord, StepRow, is_control_flow
-from .redact import record_exception, redact_keys
+from .redact import record_exception, redact, redact_entities
 from .trajectory import ModelCall, Step
 
 
@@ -314,7 +314,7 @@ def _emit_chat(run: RunRecord, end_ns: int, model_calls: list[ModelCall] | None)
             # The model's requested calls carry the tool arguments: secret keys here, and the text
             # pass of span_text() below over all of it (strings inside included).
             text = text + ("\n" if text else "") + dumps(
-                [{"name": c.get("name"), "args": redact_keys(c.get("args"))} for c in message.tool_calls]
+                [{"name": c.get("name"), "args": redact(c.get("args"))} for c in message.tool_calls]
             )
         attrs[A.OUTPUT_VALUE] = span_text(root, text)
         cap = messages_cap(root.limit)
@@ -408,7 +408,7 @@ def _emit_tool(run: RunRecord, end_ns: int, steps: list[Step] | None) -> StepRow
         else:
             content, artifact, status = output, None, "success"
         found = extract_entities(run.name, content, run.inputs if isinstance(run.inputs, dict) else {}, artifact, root.opts.extractors)
-        entities, edges = found.entities, found.edges
+        entities, edges = redact_entities(found.entities), found.edges
         if entities:
             root.revealed.append(entities)
         if status == "error":

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ..._lines import split_lines
+from ..limits import MAX_QUESTION_CHARS
 from .text import _label_text, _norm
 
 
@@ -114,7 +115,9 @@ def _read_conversation(messages: Sequence[BaseMessage]) -> tuple[str, str, _Memo
     memory = _Memory()
     system = "\n".join(_text(m.content) for m in messages if isinstance(m, SystemMessage))
     humans = [_text(m.content) for m in messages if isinstance(m, HumanMessage)]
-    question = humans[0] if humans else ""
+    # Bounded cost: the policy reads at most the first MAX_QUESTION_CHARS characters of a
+    # question (graphtrail refuses longer ones on input; a direct caller gets a truncated reading).
+    question = humans[0][:MAX_QUESTION_CHARS] if humans else ""
     for line in split_lines(question):
         if line.lower().startswith("question:"):
             question = line.split(":", 1)[1]

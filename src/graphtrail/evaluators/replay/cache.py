@@ -12,12 +12,15 @@ Layout of ``out_dir`` (see docs/ablations.md): ``runs.jsonl`` (records) and
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..._outdir import append_text
+from ...tracer.redact import redact
 from ..records import RunKey, RunRecord
 
 __all__ = ["RunCache", "RUNS_FILE", "REUSE_FILE", "load_records"]
@@ -82,8 +85,7 @@ class RunCache:
             fh.seek(-1, 2)
             last = fh.read(1)
         if last != b"\n":
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write("\n")
+            append_text(self.path, "\n")
 
     def done(self, key: RunKey) -> RunRecord | None:
         """The finished record for ``key``, or ``None`` if it must (still) run."""
@@ -99,9 +101,8 @@ class RunCache:
         with self._lock:
             self._records[record.key] = record
             if self.path is not None:
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(record.model_dump_json() + "\n")
-                    fh.flush()
+                # Redacted like every file graphtrail writes: a run's question, answer and error text.
+                append_text(self.path, json.dumps(redact(record.model_dump(mode="json")), ensure_ascii=False) + "\n")
 
     def records(self) -> list[RunRecord]:
         return list(self._records.values())

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ...agents.limits import MAX_QUESTION_CHARS
 from ..errors import EvaluationError
 from ..records import CONDITIONS, DEFAULT_CONDITIONS, question_field
 
@@ -28,6 +29,10 @@ def normalize_questions(questions: Any) -> list[Any]:
         text = question_field(q, "question")
         if not isinstance(text, str) or not text.strip():
             raise EvaluationError(f"question #{i} has no 'question' text: {q!r}")
+        if len(text) > MAX_QUESTION_CHARS:  # documented bound (graphtrail.agents.limits)
+            raise EvaluationError(
+                f"question #{i} has {len(text):,} characters, over the limit of {MAX_QUESTION_CHARS:,}; shorten it"
+            )
         if question_field(q, "id") is None:
             if not isinstance(q, Mapping):
                 raise EvaluationError(f"question #{i} has no 'id'")

@@ -58,6 +58,9 @@ from langchain_core.globals import get_llm_cache, set_llm_cache
 from langchain_core.messages import message_to_dict, messages_from_dict
 from langchain_core.outputs import ChatGeneration, Generation
 
+from ..._outdir import append_text
+from ...tracer.redact import redact
+
 __all__ = [
     "PrefixReuseCache",
     "ReuseStore",
@@ -181,10 +184,13 @@ class ReuseStore:
                 return  # first response wins: later identical prompts replay it
             self._data[(namespace, key)] = dumped
             if self.path is not None:
+                row = {"ns": namespace, "key": key, "generations": dumped}
+                if redact(row) != row:
+                    # A reply that spells a credential (a tool call's password argument) is reused in
+                    # memory only: written redacted it would replay differently, written whole it leaks.
+                    return
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"ns": namespace, "key": key, "generations": dumped}, default=str) + "\n")
-                    fh.flush()
+                append_text(self.path, json.dumps(row, default=str) + "\n")
 
 
 def _usage(generations: Sequence[Generation]) -> tuple[int, int]:

@@ -111,15 +111,21 @@ class Report(BaseModel):
         from a saved one must not rewrite it); ``html=False`` skips report.html.
         Existing report files in ``out_dir`` are replaced; nothing else is touched.
         """
+        from ..._outdir import write_bytes, write_text
+        from ...tracer.redact import redact
         from .plots import render_plot_formats
         from .render import render_html, render_markdown
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths: dict[str, Path] = {}
+        # Every file below is written from one redacted copy (questions, answers, error texts
+        # may quote credentials), atomically (temp file + os.replace: a link there is not followed).
+        data = redact(self.to_dict())
+        self = type(self).model_validate(data)  # noqa: PLW0642 - render the redacted copy
         if results:
             results_path = out / "results.json"
-            results_path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+            write_text(results_path, json.dumps(data, indent=2, ensure_ascii=False))
             paths["results"] = results_path
         # PNG files beside report.md; report.html embeds SVG (sharp at any zoom, scaled to the screen).
         # A plot that cannot be drawn is left out, with a warning.
@@ -127,7 +133,7 @@ class Report(BaseModel):
         plot_files: dict[str, str] = {}
         for name, files in drawn.items():
             path = out / f"{name}.png"
-            path.write_bytes(files["png"])
+            write_bytes(path, files["png"])
             paths[name] = path
             plot_files[name] = path.name
         plots = {name: files["svg"] for name, files in drawn.items() if "svg" in files}
@@ -138,7 +144,7 @@ class Report(BaseModel):
         failed: list[str] = []
         for key, path, render in steps:
             try:
-                path.write_text(render(), encoding="utf-8")
+                write_text(path, render())
             except OSError:
                 raise
             except Exception as exc:  # noqa: BLE001 - reported below, after the other files are written
