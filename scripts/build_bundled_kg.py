@@ -535,7 +535,7 @@ def kg_document(b: Builder, units: list[dict], communities: list[dict]) -> dict:
 
 
 def compute_communities(doc: dict) -> list[dict]:
-    """Seeded Louvain communities, computed with graphtrail's own KnowledgeGraph."""
+    """Seeded Leiden communities, computed with graphtrail's own KnowledgeGraph."""
     sys.path.insert(0, str(OUT_DIR.parents[1]))
     from graphtrail.kg.graph import KnowledgeGraph
 

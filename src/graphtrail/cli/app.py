@@ -211,7 +211,7 @@ def traces(
 def kg_info(
     kg: Annotated[str, typer.Argument(help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, or GraphRAG output folder.")],
     samples: Annotated[int, typer.Option("--samples", min=0, help="Sample entities to show.")] = 5,
-    communities: Annotated[bool, typer.Option("--communities", help="Count communities, computing them (Louvain, cached beside the file) if the graph has none.")] = False,
+    communities: Annotated[bool, typer.Option("--communities", help="Count communities, computing them (Leiden, cached beside the file) if the graph has none.")] = False,
 ) -> None:
     """Load a knowledge graph in any supported format and print what it holds."""
     from .inputs import load_kg_arg

@@ -16,7 +16,7 @@ scans the graph; ``entities()`` (what entity search ranks) is the one full read.
 neighbour, LadybugDB's planner answers with a hash join over a node-table scan.)
 
 What stays in memory: the community table (one row per community, read once,
-or computed with the same seeded Louvain as in memory when the database has
+or computed with the same seeded Leiden as in memory when the database has
 none) and, only when something asks for ``kg.graph``, a networkx copy.
 """
 
@@ -306,7 +306,7 @@ class CypherGraph:
             cid = str(cid)
             found[cid] = Community(cid, str(title or cid), _id_list(members), str(summary or ""), int(level or 0))
         if not found:
-            # Same seeded Louvain, on the same graph in the same order, as load_kg runs in memory.
+            # Same seeded Leiden, on the same graph in the same order, as load_kg runs in memory.
             scratch = KnowledgeGraph(graph=self.graph_unfiltered())
             scratch.compute_communities(seed=self._shared.community_seed, resolution=self._shared.community_resolution)
             found = dict(scratch.communities)
@@ -338,7 +338,7 @@ class CypherGraph:
         return [c for c in found if c is not None and entity_id in c.entity_ids]
 
     def compute_communities(self, seed: int = 0, resolution: float = 1.0) -> None:
-        """Recompute the communities in memory (seeded Louvain); the database is not written."""
+        """Recompute the communities in memory (seeded Leiden); the database is not written."""
         shared = self._shared
         with shared.lock:
             shared.community_seed, shared.community_resolution = seed, resolution
@@ -376,7 +376,7 @@ class CypherGraph:
         """Counts of what the graph holds, for ``graphtrail kg info`` (aggregate queries, no full read).
 
         Communities are counted as stored; ``communities=True`` computes them
-        first when the database has none (Louvain over the whole graph).
+        first when the database has none (Leiden over the whole graph).
         """
         base = self._unfiltered()
         if communities or self._shared.communities is not None:
