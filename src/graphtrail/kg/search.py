@@ -309,14 +309,17 @@ class EntityIndex:
         extra: Sequence[tuple[int, str]] = (),
         type: str | None = None,
         limit: int = 10,
-        record: Any,
+        record: Any = None,
+        records: Any = None,
     ) -> list[tuple["EntityRecord", float, str]]:
         """Search with the same rules as :func:`scan_entities`.
 
         ``visible``: a boolean mask over entities (``None``: all); entities it
         excludes contribute no label. ``extra``: ``(entity index, label)`` pairs
         scored as names instead (a masked entity's placeholder). ``record``
-        maps an entity index to the :class:`EntityRecord` the view shows.
+        maps an entity id to the :class:`EntityRecord` the view shows (or
+        ``None``); ``records``, if given instead, maps a list of ids to a dict
+        of them in one call (a database answers that in one query).
         """
         raw = (query or "").strip()
         processed = utils.default_process(raw)
@@ -353,6 +356,7 @@ class EntityIndex:
                 code_refs.setdefault(label, []).append((self.ids[e], 0))
         scored = _score_labels(raw, processed, refs, labels, code_refs)
         winners = {eid for (eid, _), s in scored.items() if s >= MIN_SCORE}
-        records = {eid: record(eid) for eid in winners}
-        return rank_hits({ref: s for ref, s in scored.items() if ref[0] in records}, records, limit)
+        found = records(sorted(winners)) if records is not None else {eid: record(eid) for eid in winners}
+        shown = {eid: r for eid, r in found.items() if r is not None}
+        return rank_hits({ref: s for ref, s in scored.items() if ref[0] in shown}, shown, limit)
 

@@ -81,6 +81,14 @@ class _Queries:
 
         self.entity = f"MATCH (e:{L} {{{ID}: $id}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
         self.entities = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')} ORDER BY {d.order_expr_entity}"
+        # Search: records of a few ids (primary-key lookups), the masked ones, and (Neo4j) full-text hits.
+        self.entities_in = f"UNWIND $ids AS i MATCH (e:{L} {{{ID}: i}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
+        self.masked_entities = f"UNWIND $masked AS i MATCH (e:{L} {{{ID}: i}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
+        self.fulltext = (
+            f"CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS e "
+            f"WITH e WHERE e:{L} AND NOT e.{ID} IN $hidden AND NOT e.{ID} IN $masked "
+            f"AND ($type = '' OR toLower(coalesce(e.{TYPE}, 'entity')) = $type) RETURN {entity('e')}"
+        )
         self.entity_ids = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN e.{ID} ORDER BY {d.order_expr_entity}"
         self.count = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN count(*)"
         self.out = (
@@ -132,6 +140,9 @@ class _Shared:
         self.communities: dict[str, Community] | None = None
         self.communities_by_entity: dict[str, list[str]] | None = None
         self.graph: nx.MultiDiGraph | None = None
+        #: Entity search: whether the database has a usable full-text index (Neo4j), else the label index, built on first search.
+        self.fulltext = False
+        self.label_index: Any = None
         self.community_seed = 0
         self.community_resolution = 1.0
         self._params: dict[GraphFilter | None, dict[str, Any]] = {}
@@ -263,6 +274,26 @@ class CypherGraph:
 
     def entities(self) -> Iterator[EntityRecord]:
         return iter([self._record(r) for r in self._rows("entities")])
+
+    def entities_by_id(self, ids: list[str]) -> dict[str, EntityRecord]:
+        """The visible ones among ``ids``, as this view shows them (one query)."""
+        return {r.id: r for r in map(self._record, self._rows("entities_in", ids=[str(i) for i in ids]))}
+
+    def masked_records(self) -> list[EntityRecord]:
+        """The visible masked entities, showing their placeholder names."""
+        return [self._record(r) for r in self._rows("masked_entities")]
+
+    def fulltext_candidates(self, lucene: str, k: int, type_: str) -> list[EntityRecord]:
+        """Up to ``k`` full-text hits for ``lucene``, minus hidden, masked and other-typed entities (Neo4j)."""
+        from .search import FULLTEXT_INDEX
+
+        return [self._record(r) for r in self._rows("fulltext", index=FULLTEXT_INDEX, lucene=lucene, k=k, type=type_)]
+
+    def search_entities(self, query: str, *, type: str | None = None, limit: int = 10) -> list[tuple[EntityRecord, float, str]]:
+        """Visible entities matching ``query``, best first, ranked as in memory (see :mod:`.search`)."""
+        from .search import any_search
+
+        return any_search(self, self._shared, query, type=type, limit=limit)
 
     def relations(self) -> Iterator[Relation]:
         return iter([Relation(str(s), str(r), str(t), str(d or "")) for s, r, t, d in self._rows("relations")])
