@@ -45,8 +45,8 @@ def _differences(kg, pinned: list, step: int = 1) -> tuple[int, list]:
 def test_database_search_reproduces_the_pinned_rankings(backend: str, pinned: list, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     kg = on_backend(load_kg("countries"), backend, request, tmp_path)
     assert kg._shared.fulltext == (backend == "neo4j"), "kg import creates the full-text index on Neo4j"
-    n, differ = _differences(kg, pinned)
-    assert n > 7000
+    n, differ = _differences(kg, pinned, step=1 if backend == "ladybug" else 5)  # a Bolt round trip per query is slow here
+    assert n > 1400
     assert not differ, f"{len(differ)} of {n} queries rank differently on {backend}, e.g. {differ[:3]}"
 
 

@@ -87,8 +87,9 @@ class _Queries:
         self.fulltext = (
             f"CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS e "
             f"WITH e WHERE e:{L} AND NOT e.{ID} IN $hidden AND NOT e.{ID} IN $masked "
-            f"AND ($type = '' OR toLower(coalesce(e.{TYPE}, 'entity')) = $type) RETURN {entity('e')}"
-        )
+            f"AND ($type = '' OR toLower(coalesce(e.{TYPE}, 'entity')) = $type) "
+            f"RETURN e.{ID}, coalesce(e.{NAME}, e.{ID}), coalesce(e.{TYPE}, 'entity'), '', e.{ALIASES}"
+        )  # labels only: the winners' records are read afterwards
         self.entity_ids = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN e.{ID} ORDER BY {d.order_expr_entity}"
         self.count = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN count(*)"
         self.out = (
@@ -142,6 +143,7 @@ class _Shared:
         self.graph: nx.MultiDiGraph | None = None
         #: Entity search: whether the database has a usable full-text index (Neo4j), else the label index, built on first search.
         self.fulltext = False
+        self.fulltext_grams = False
         self.label_index: Any = None
         self.community_seed = 0
         self.community_resolution = 1.0
@@ -283,11 +285,9 @@ class CypherGraph:
         """The visible masked entities, showing their placeholder names."""
         return [self._record(r) for r in self._rows("masked_entities")]
 
-    def fulltext_candidates(self, lucene: str, k: int, type_: str) -> list[EntityRecord]:
-        """Up to ``k`` full-text hits for ``lucene``, minus hidden, masked and other-typed entities (Neo4j)."""
-        from .search import FULLTEXT_INDEX
-
-        return [self._record(r) for r in self._rows("fulltext", index=FULLTEXT_INDEX, lucene=lucene, k=k, type=type_)]
+    def fulltext_candidates(self, index: str, lucene: str, k: int, type_: str) -> list[EntityRecord]:
+        """Up to ``k`` hits of full-text ``index`` for ``lucene``, minus hidden, masked and other-typed entities (Neo4j)."""
+        return [self._record(r) for r in self._rows("fulltext", index=index, lucene=lucene, k=k, type=type_)]
 
     def search_entities(self, query: str, *, type: str | None = None, limit: int = 10) -> list[tuple[EntityRecord, float, str]]:
         """Visible entities matching ``query``, best first, ranked as in memory (see :mod:`.search`)."""

@@ -38,12 +38,21 @@ from ..views import GraphFilter
 if TYPE_CHECKING:  # pragma: no cover
     from .cypher import CypherGraph
 
-__all__ = ["LabelIndex", "FULLTEXT_INDEX", "FULLTEXT_CANDIDATES", "fulltext_statement", "lucene_query"]
+__all__ = [
+    "LabelIndex", "FULLTEXT_INDEX", "GRAMS_INDEX", "GRAMS_PROPERTY", "FULLTEXT_CANDIDATES",
+    "fulltext_statement", "grams_statement", "lucene_query", "gram_tokens",
+]  # fmt: skip
 
-#: Name of the Neo4j full-text index over entity names and aliases.
+#: Name of the Neo4j full-text index over entity names and aliases (words: fuzzy and prefix matches).
 FULLTEXT_INDEX = "graphtrail_entity_labels"
+#: Name of the Neo4j full-text index over :data:`GRAMS_PROPERTY` (typos that join or split words).
+GRAMS_INDEX = "graphtrail_entity_grams"
+#: The property ``kg import`` writes on each entity: the character bigrams of its processed labels.
+GRAMS_PROPERTY = "graphtrail_grams"
+#: Most bigram clauses per query (Lucene refuses more than 1024).
+_MAX_GRAMS = 400
 #: How many index hits are re-scored per query.
-FULLTEXT_CANDIDATES = 400
+FULLTEXT_CANDIDATES = 256
 #: Above this many hidden or masked entities, Neo4j search scores the visible entities instead of asking the index.
 _MAX_WITHHELD = 20_000
 #: Filters whose visibility masks are kept (concurrent replays each hold one).
@@ -94,17 +103,40 @@ def lucene_query(query: str) -> str:
 
     ``rapidfuzz.utils.default_process`` leaves letters, digits and spaces only,
     so no Lucene syntax can reach the index from the user's text. Words of one
-    or two letters match exactly (fuzzy, they would match every short word).
+    or two letters match exactly or as a prefix (fuzzy, they would match every short word).
     """
     words = dict.fromkeys(utils.default_process(query or "").split())
     parts = []
     for w in words:
         if len(w) <= 2:
-            parts.append(w)
+            parts += [w, f"{w}*"]
         else:
             parts.append(f"{w}~{1 if len(w) <= 4 else 2}")
             parts.append(f"{w}*")
     return " ".join(parts)
+
+
+def gram_tokens(labels: list[str] | tuple[str, ...], limit: int | None = None) -> str:
+    """The character bigrams of the processed labels, space-separated, ``_`` for a word boundary.
+
+    ``default_process`` leaves letters, digits and spaces, so a token holds
+    nothing Lucene's query syntax reads as an operator.
+    """
+    grams: dict[str, None] = {}
+    for label in labels:
+        text = "_" + "_".join(utils.default_process(label).split()) + "_"
+        for a, b in zip(text, text[1:]):
+            grams[a + b] = None
+    tokens = [g for g in grams if g != "__"]
+    return " ".join(tokens[:limit] if limit else tokens)
+
+
+def grams_statement(label: str) -> str:
+    """The statement that creates the bigram index (``kg import`` writes the property it reads)."""
+    return (
+        f"CREATE FULLTEXT INDEX {GRAMS_INDEX} IF NOT EXISTS FOR (e:{label}) ON EACH [e.{GRAMS_PROPERTY}] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
+    )
 
 
 def fulltext_statement(label: str, name_property: str, aliases_property: str) -> str:
@@ -128,10 +160,17 @@ def fulltext_search(view: "CypherGraph", query: str, *, type: str | None, limit:
     wanted = (type or "").strip().lower()
     # The index cannot filter; ask for enough hits that hidden, masked or other-typed ones do not crowd out the rest.
     k = (FULLTEXT_CANDIDATES * (4 if wanted else 1)) + withheld
-    candidates = view.fulltext_candidates(lucene, k, wanted)
+    candidates = view.fulltext_candidates(FULLTEXT_INDEX, lucene, k, wanted)
+    if view._shared.fulltext_grams:
+        grams = gram_tokens([query], _MAX_GRAMS)
+        if grams:
+            seen = {r.id for r in candidates}
+            candidates += [r for r in view.fulltext_candidates(GRAMS_INDEX, grams, k, wanted) if r.id not in seen]
     if f is not None and f.masked:
         candidates += view.masked_records()  # searchable by their placeholder only, which no index holds
-    return scan_entities(candidates, query, type=type, limit=limit)
+    ranked = scan_entities(candidates, query, type=type, limit=limit)
+    shown = view.entities_by_id([r.id for r, _, _ in ranked])  # the candidates carry labels only
+    return [(shown[r.id], score, label) for r, score, label in ranked if r.id in shown]
 
 
 def warn_missing_fulltext(display: str, statement: str) -> None:
