@@ -66,6 +66,66 @@ def _warn_unread_columns(path: Path, lineno: int, header: Sequence[str], used: S
         )
 
 
+def _entity_table_fast(path: Path) -> dict[str, list[Any]] | None:
+    """The entity table's columns read with pyarrow, or ``None`` when the exact reader must decide.
+
+    Declines (and the exact reader then names the line) on anything it would
+    have to report: a missing id column, an empty or repeated id, ragged rows.
+    """
+    raw = read_bytes(path)
+    if len(raw) < FAST_PATH_BYTES:
+        return None
+    text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw)
+    columns = fast_columns(raw, sniff_delimiter(path, text_head))
+    if columns is None:
+        return None
+    import pyarrow.compute as pc
+
+    header = [c[0].as_py() for c in columns]
+    names = [h.lower() for h in header]
+    if "id" not in names or len(set(names)) < len(names):
+        return None
+    body = {n: c.slice(1) for n, c in zip(names, columns) if n in _ENTITY_COLUMNS}
+    ids = body["id"]
+    if len(ids) == 0 or pc.min(pc.utf8_length(ids)).as_py() == 0 or pc.count_distinct(ids).as_py() < len(ids):
+        return None
+    header_line = raw[: len(raw) - len(raw.lstrip(b"\r\n"))].count(b"\n") + 1
+    _warn_unread_columns(path, header_line, header, [i for i, n in enumerate(names) if n in _ENTITY_COLUMNS], ", ".join(_ENTITY_COLUMNS))
+
+    def filled(name: str, default: Any) -> list[str]:
+        column = body.get(name)
+        if column is None:
+            return [default] * len(ids) if isinstance(default, str) else ids.to_pylist()
+        empty = pc.equal(pc.utf8_length(column), 0)
+        return pc.if_else(empty, default, column).to_pylist()
+
+    aliases: list[tuple[str, ...]] = [()] * len(ids)
+    if "aliases" in body:
+        aliases = [tuple(a.strip() for a in v.split(ALIAS_SEPARATOR) if a.strip()) if v else () for v in body["aliases"].to_pylist()]
+    return {
+        "id": ids.to_pylist(),
+        "name": filled("name", ids),
+        "type": filled("type", "entity"),
+        "description": body["description"].to_pylist() if "description" in body else [""] * len(ids),
+        "aliases": aliases,
+    }
+
+
+def _add_entity_table(kg: KnowledgeGraph, path: Path) -> dict[str, str | None]:
+    """Add the table's entities to the (empty) graph; returns casefolded name -> id (``None``: ambiguous)."""
+    columns = _entity_table_fast(path)
+    if columns is None:
+        records = _read_entity_table(path)
+        columns = {k: [r[k] for r in records] for k in _ENTITY_COLUMNS}
+        columns["aliases"] = [tuple(a) for a in columns["aliases"]]
+    kg._store.add_entities(columns["id"], columns["name"], columns["type"], columns["description"], columns["aliases"])
+    by_name: dict[str, str | None] = {}
+    for eid, name in zip(columns["id"], columns["name"]):
+        key = name.casefold()
+        by_name[key] = None if key in by_name else eid  # None marks an ambiguous name
+    return by_name
+
+
 def _read_entity_table(path: Path) -> list[dict[str, Any]]:
     rows, _ = _read_rows(path)
     if not rows:
@@ -127,13 +187,11 @@ def load_triples(
     if table_path is not None:
         if not table_path.is_file():
             raise KGError(f"entity table not found: {table_path}")
-        for record in _read_entity_table(table_path):
-            kg.add_entity(record["id"], record["name"], record["type"], record["description"], record["aliases"])
-            key = record["name"].casefold()
-            by_name[key] = None if key in by_name else record["id"]  # None marks an ambiguous name
+        by_name = _add_entity_table(kg, table_path)
+    known = kg._store.index
 
     def resolve(value: str) -> str:
-        if value in kg:
+        if value in known:
             return value
         found = by_name.get(value.casefold())
         return found if found else value
