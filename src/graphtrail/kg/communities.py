@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .arrays import distinct
 from .records import Community
 
 if TYPE_CHECKING:  # pragma: no cover - the graph imports this module, never the reverse at run time
@@ -55,7 +56,7 @@ def _undirected_pairs(kg: KnowledgeGraph) -> np.ndarray:
     s.commit()
     n = max(len(s.ids), 1)
     low, high = np.minimum(s.src, s.dst), np.maximum(s.src, s.dst)
-    codes = np.unique(low * n + high)
+    codes = distinct(low * n + high)
     return np.stack([codes // n, codes % n], axis=1)
 
 

