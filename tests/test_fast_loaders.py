@@ -56,3 +56,33 @@ def test_a_repeated_id_in_a_large_table_is_named_by_line(big_table: Path, tmp_pa
     (tmp_path / "g.tsv").write_text(big_table.read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(KGError, match=r"g.entities.tsv line 20002: duplicate entity id 'E4' \(first on line 6\)"):
         load_kg(tmp_path / "g.tsv", cache_communities=False)
+
+
+def test_node_link_and_graphml_build_what_add_relation_builds(tmp_path: Path) -> None:
+    """Bulk-built graphs equal the one-call-per-row reference: order of first appearance, a repeated triple kept once with its last description."""
+    import json
+
+    import networkx as nx
+
+    from graphtrail.agents import KnowledgeGraph
+
+    edges = [("b", "r1", "c", "first"), ("x", "r2", "b", ""), ("b", "r1", "c", "second"), ("c", "r1", "y", ""), ("b", "r1", "c", "")]
+    reference = KnowledgeGraph(name="g")
+    reference.add_entity("c", "Cee", "letter", "", ["C"])
+    reference.add_entity("b", "Bee")
+    for s, r, t, d in edges:
+        reference.add_relation(s, r, t, d)
+    doc = {
+        "nodes": [{"id": "c", "name": "Cee", "type": "letter", "aliases": ["C"]}, {"id": "b", "name": "Bee"}],
+        "edges": [{"source": s, "relation": r, "target": t, "description": d} for s, r, t, d in edges],
+    }
+    (tmp_path / "g.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert _snapshot(load_kg(tmp_path / "g.json", cache_communities=False)) == _snapshot(reference)
+
+    g = nx.MultiDiGraph()
+    g.add_node("c", name="Cee", type="letter", aliases="C")
+    g.add_node("b", name="Bee")
+    for s, r, t, d in edges:
+        g.add_edge(s, t, relation=r, description=d)
+    nx.write_graphml(g, tmp_path / "g.graphml")
+    assert _snapshot(load_kg(tmp_path / "g.graphml", cache_communities=False)) == _snapshot(reference)

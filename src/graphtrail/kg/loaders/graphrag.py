@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import KGError, MissingDependencyError
 from ..fields import DEFAULT_RELATION
 from ..graph import KnowledgeGraph
+from .bulk import add_triples
 from .paths import PathLike
 
 __all__ = ["load_graphrag"]
@@ -66,6 +67,14 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def _text_column(pd: Any, frame: Any, column: str, default: str, n: int) -> list[str]:
+    """A column as strings, ``default`` where it is missing, null or empty (as ``str(_cell(v) or default)``)."""
+    if column not in frame.columns:
+        return [default] * n
+    values = frame[column]
+    return [str(v) if v is not None and v == v and v != "" else default for v in values.tolist()]
+
+
 def _id_list(value: Any) -> list[str]:
     value = _cell(value)
     if value is None:
@@ -99,33 +108,58 @@ def load_graphrag(folder: PathLike) -> KnowledgeGraph:
     title_col = "title" if "title" in entities.columns else "name"
     by_title: dict[str, str] = {}
     units_from_entities: dict[str, list[str]] = {}
-    for row_no, row in enumerate(entities.to_dict("records"), start=1):
-        eid, title = _cell(row.get("id")), _cell(row.get(title_col))
-        if eid is None or title is None:
-            raise KGError(f"{files['entities'].name} row {row_no}: expected non-empty 'id' and '{title_col}'")
-        eid = str(eid)
-        kg.add_entity(eid, str(title), str(_cell(row.get("type")) or "entity"), str(_cell(row.get("description")) or ""))
-        by_title.setdefault(str(title), eid)
-        for uid in _id_list(row.get("text_unit_ids")):
-            units_from_entities.setdefault(uid, []).append(eid)
+    ids_col, titles_col = entities["id"], entities[title_col]
+    if not (ids_col.isna() | titles_col.isna()).any() and not ids_col.astype(str).duplicated().any():
+        # The common case, in columns: distinct ids, every title present.
+        ids = ids_col.astype(str).tolist()
+        titles = titles_col.astype(str).tolist()
+        kg._store.add_entities(
+            ids, titles, _text_column(pd, entities, "type", "entity", len(ids)), _text_column(pd, entities, "description", "", len(ids)),
+            [()] * len(ids),
+        )
+        for eid, title in zip(ids, titles):
+            by_title.setdefault(title, eid)
+        if "text_unit_ids" in entities.columns:
+            for eid, units in zip(ids, entities["text_unit_ids"].tolist()):
+                for uid in _id_list(units):
+                    units_from_entities.setdefault(uid, []).append(eid)
+    else:  # row by row, so the first bad row is the one named
+        for row_no, row in enumerate(entities.to_dict("records"), start=1):
+            eid, title = _cell(row.get("id")), _cell(row.get(title_col))
+            if eid is None or title is None:
+                raise KGError(f"{files['entities'].name} row {row_no}: expected non-empty 'id' and '{title_col}'")
+            eid = str(eid)
+            kg.add_entity(eid, str(title), str(_cell(row.get("type")) or "entity"), str(_cell(row.get("description")) or ""))
+            by_title.setdefault(str(title), eid)
+            for uid in _id_list(row.get("text_unit_ids")):
+                units_from_entities.setdefault(uid, []).append(eid)
 
     relationships = _read_parquet(pd, files["relationships"], [("source",), ("target",)])
+    known = kg._store.index
+    resolved = []
+    for column in ("source", "target"):
+        raw = relationships[column]
+        values = raw.where(raw.notna(), "").astype(str)
+        by_id = values.where(values.isin(list(known)))
+        resolved.append((values, values.map(by_title).fillna(by_id)))
+    unresolved = resolved[0][1].isna() | resolved[1][1].isna()
+    if unresolved.any():
+        row_no = int(unresolved.to_numpy().argmax())
+        column, (values, ends) = next((c, r) for c, r in zip(("source", "target"), resolved) if pd.isna(r[1].iloc[row_no]))
+        raise KGError(
+            f"{files['relationships'].name} row {row_no + 1}, column '{column}': {values.iloc[row_no]!r} is not an entity "
+            f"title in {files['entities'].name}"
+        )
+    heads, tails = resolved[0][1].tolist(), resolved[1][1].tolist()
+    descriptions = _text_column(pd, relationships, "description", "", len(heads))
+    if heads and not add_triples(kg, heads, [DEFAULT_RELATION] * len(heads), tails, descriptions if any(descriptions) else None):
+        for head, tail, description in zip(heads, tails, descriptions):  # pragma: no cover - astronomically large graphs
+            kg.add_relation(head, DEFAULT_RELATION, tail, description)
     rel_ends: dict[str, tuple[str, str]] = {}
-    for row_no, row in enumerate(relationships.to_dict("records"), start=1):
-        ends = []
-        for column in ("source", "target"):
-            value = _cell(row.get(column))
-            value = str(value) if value is not None else ""
-            eid = by_title.get(value) or (value if value in kg else None)
-            if eid is None:
-                raise KGError(
-                    f"{files['relationships'].name} row {row_no}, column '{column}': {value!r} is not an entity "
-                    f"title in {files['entities'].name}"
-                )
-            ends.append(eid)
-        kg.add_relation(ends[0], DEFAULT_RELATION, ends[1], str(_cell(row.get("description")) or ""))
-        if _cell(row.get("id")) is not None:
-            rel_ends[str(row["id"])] = (ends[0], ends[1])
+    if "id" in relationships.columns:
+        for rid, head, tail in zip(relationships["id"].tolist(), heads, tails):
+            if _cell(rid) is not None:
+                rel_ends[str(rid)] = (head, tail)
 
     if "text_units" in files:
         units = _read_parquet(pd, files["text_units"], [("id",), ("text",)])
