@@ -168,6 +168,44 @@ def _gram_keys(text: str) -> np.ndarray:
     return (cps[:-1] << 21) | cps[1:]
 
 
+def _word_postings(labels: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The sorted vocabulary of the (processed) labels' words, and distinct ``(word id, label)`` pairs sorted by word, then label.
+
+    In columns with pyarrow where it can (processed labels hold letters, digits
+    and single spaces only, so splitting at spaces is ``str.split()``, and
+    UTF-8 byte order is code-point order); a label pyarrow cannot encode (a
+    lone surrogate) sends the whole list through the Python path.
+    """
+    n_labels = max(len(labels), 1)
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:  # pragma: no cover - pyarrow is installed with graphtrail's loaders
+        pa = None
+    try:
+        if pa is None:
+            raise UnicodeError("no pyarrow")
+        lists = pc.split_pattern(pa.array(labels, type=pa.large_string()), " ")
+        flat, parent = pc.list_flatten(lists), pc.list_parent_indices(lists)
+        keep = pc.not_equal(pc.utf8_length(flat), 0)
+        encoded = pc.dictionary_encode(flat.filter(keep))
+        order = pc.array_sort_indices(encoded.dictionary).to_numpy()
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        words = rank[encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+        owners = parent.filter(keep).to_numpy(zero_copy_only=False).astype(np.int64)
+        vocab = encoded.dictionary.take(pa.array(order)).to_pylist()
+    except (UnicodeError, ValueError):  # pyarrow's encoding errors are ValueErrors (ArrowInvalid)
+        word_lists = [label.split() for label in labels]
+        vocab = sorted({w for ws in word_lists for w in ws})
+        index = {w: k for k, w in enumerate(vocab)}
+        pairs = [(index[w], j) for j, ws in enumerate(word_lists) for w in ws]
+        words = np.asarray([w for w, _ in pairs], dtype=np.int64)
+        owners = np.asarray([j for _, j in pairs], dtype=np.int64)
+    packed = distinct(words * n_labels + owners)  # a word twice in a label counts once
+    return vocab, packed // n_labels, packed % n_labels
+
+
 class EntityIndex:
     """Search structures over every entity of one graph; see the module docstring.
 
@@ -233,21 +271,11 @@ class EntityIndex:
 
         # Words: each label under its rarest word (for "label words are all query words"), and a
         # sorted vocabulary with postings (for "every query word starts a label word").
-        word_lists = [label.split() for label in self.labels]
-        vocab = sorted({w for words in word_lists for w in words})
+        vocab, wid, lab = _word_postings(self.labels)
         self.vocab = vocab
         self.word_index = {w: k for k, w in enumerate(vocab)}
-        flat_w: list[int] = []
-        flat_l: list[int] = []
-        for j, words in enumerate(word_lists):
-            for w in set(words):
-                flat_w.append(self.word_index[w])
-                flat_l.append(j)
-        wid = np.asarray(flat_w, dtype=np.int64)
-        lab = np.asarray(flat_l, dtype=np.int64)
-        order = np.lexsort((lab, wid))
-        self.word_post = lab[order]
-        self.word_ptr = np.searchsorted(wid[order], np.arange(len(vocab) + 1))
+        self.word_post = lab
+        self.word_ptr = np.searchsorted(wid, np.arange(len(vocab) + 1))
         # The rarest word of each label (ties: alphabetically first; word ids follow the sorted vocabulary).
         freq = np.bincount(wid, minlength=len(vocab))
         order = np.lexsort((wid, freq[wid], lab))
