@@ -215,18 +215,15 @@ class EntityIndex:
     """
 
     def __init__(self, ids: Sequence[str], names: Sequence[str], types: Sequence[str], aliases: Sequence[tuple[str, ...]]):
-        label_entity: list[int] = []
-        label_pos: list[int] = []
-        raw_labels: list[str] = []
-        for e, (name, alias) in enumerate(zip(names, aliases)):
-            for i, label in enumerate((name, *alias)):
-                label_entity.append(e)
-                label_pos.append(i)
-                raw_labels.append(label)
+        # Labels: each entity's name, then its aliases (label_pos 0, 1, ...), in entity order.
+        counts = np.fromiter((1 + len(a) for a in aliases), dtype=np.int64, count=len(aliases))
+        raw_labels: list[str] = [label for name, alias in zip(names, aliases) for label in (name, *alias)]
+        starts = np.cumsum(counts) - counts
         self.ids = ids
         self.types = types
         self.n_entities = len(ids)
-        self.label_entity = np.asarray(label_entity, dtype=np.int64)
+        self.label_entity = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        label_pos: list[int] = (np.arange(len(raw_labels), dtype=np.int64) - np.repeat(starts, counts)).tolist()
         self.label_pos = label_pos
         self.labels = [utils.default_process(label) for label in raw_labels]
         self.raw_labels = raw_labels
