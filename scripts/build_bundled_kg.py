@@ -333,7 +333,7 @@ FINAL_HOPS = {
     "borders": "Which country borders {x}?",
 }
 MAX_ANSWERS = 4  # keep multi-answer questions small and well defined
-COMMUNITY_RESOLUTION = 3.0  # about 25 communities of 20-60 entities
+COMMUNITY_RESOLUTION = 3.0  # 30 communities of 3-52 entities (Leiden)
 _THE = re.compile(r"\b(Republic|United|Kingdom|States|Islands|Emirates|Federation|Territory|Territories)\b|^(Netherlands|Philippines|Maldives|Comoros|Seychelles|Gambia|Vatican)")
 
 
@@ -535,7 +535,7 @@ def kg_document(b: Builder, units: list[dict], communities: list[dict]) -> dict:
 
 
 def compute_communities(doc: dict) -> list[dict]:
-    """Seeded Louvain communities, computed with graphtrail's own KnowledgeGraph."""
+    """Seeded Leiden communities, computed with graphtrail's own KnowledgeGraph."""
     sys.path.insert(0, str(OUT_DIR.parents[1]))
     from graphtrail.kg.graph import KnowledgeGraph
 

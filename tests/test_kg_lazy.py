@@ -23,13 +23,13 @@ def _karate(tmp_path: Path) -> Path:
 
 def _count_louvain(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
-    real = communities_mod.louvain_communities
+    real = communities_mod.leiden_communities
 
     def counting(kg: KnowledgeGraph, **kw: object) -> list[Community]:
         calls.append(1)
         return real(kg, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(communities_mod, "louvain_communities", counting)
+    monkeypatch.setattr(communities_mod, "leiden_communities", counting)
     return calls
 
 

@@ -307,7 +307,7 @@ def traces_stats(
 def kg_info(
     kg: Annotated[str, typer.Argument(metavar="KG", help="Bundled name, triples TSV/CSV, node-link JSON, GraphML, or GraphRAG output folder.")],
     samples: Annotated[int, typer.Option("--samples", metavar="N", min=0, help="Sample entities to show.")] = 5,
-    communities: Annotated[bool, typer.Option("--communities", help="Count communities, computing them (Louvain, cached beside the file) if the graph has none.")] = False,
+    communities: Annotated[bool, typer.Option("--communities", help="Count communities, computing them (Leiden, cached beside the file) if the graph has none.")] = False,
 ) -> None:
     """Show what a knowledge graph holds: does graphtrail read my file?"""
     from .inputs import load_kg_arg

@@ -10,7 +10,7 @@ What it holds:
 - :mod:`.views`: the ablation filter (:class:`GraphFilter`, :func:`use_filter`,
   :func:`active_filter`) that filtered views of the graph honour;
 - :mod:`.search`: entity search (ranking rules, full scan, index);
-- :mod:`.communities`: seeded Louvain communities, computed lazily and cached;
+- :mod:`.communities`: seeded Leiden communities, computed lazily and cached;
 - :mod:`.loaders`: :func:`load_kg` / :func:`save_kg`, one module per format
   family, and the bundled datasets;
 - :mod:`.backends`: the backend protocol, the in-memory backend and the graph

@@ -1,10 +1,14 @@
-"""Communities for graphs that come without them: seeded Louvain, computed lazily and cached.
+"""Communities for graphs that come without them: seeded Leiden (igraph's C core), computed lazily and cached.
 
-Louvain is by far the slowest thing graphtrail does to a large graph (minutes at
-a million edges), and most commands never read a community. So ``load_kg``
-does not compute them: it attaches :func:`lazy_communities`, and the first
-reader of ``kg.communities`` (``get_entity``, ``search_communities``,
-``read_community``, ``graphtrail kg info --communities``) pays once.
+The algorithm is Leiden (Traag, van Eck & Waltman 2019), Louvain's successor,
+optimising modularity, as implemented in igraph's C library: about two seconds
+of CPU at a million edges, where networkx's pure-Python Louvain took most of a
+minute. Leiden also guarantees that every community is connected, which
+Louvain does not. It is still the slowest thing graphtrail does to a large
+graph, and most commands never read a community, so ``load_kg`` does not
+compute them: it attaches :func:`lazy_communities`, and the first reader of
+``kg.communities`` (``get_entity``, ``search_communities``, ``read_community``,
+``graphtrail kg info --communities``) pays once.
 
 The result is cached in a file beside the graph (``<graph file>.graphtrail-communities.json``)
 keyed by a digest of the graph's content (ids, names, types, relations), the
@@ -19,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import threading
 import uuid
 import warnings
 from collections.abc import Callable
@@ -27,16 +33,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .arrays import distinct
 from .records import Community
 
 if TYPE_CHECKING:  # pragma: no cover - the graph imports this module, never the reverse at run time
     from .graph import KnowledgeGraph
 
-__all__ = ["louvain_communities", "lazy_communities", "cache_path", "CACHE_FORMAT"]
+__all__ = ["leiden_communities", "lazy_communities", "cache_path", "CACHE_FORMAT"]
 
 #: Marks a cache file as graphtrail's; bump ``_ALGORITHM`` when the computation changes.
 CACHE_FORMAT = "graphtrail-communities"
-_ALGORITHM = "louvain-networkx-1"
+_ALGORITHM = "leiden-igraph-1"
+#: Leiden passes over the graph; igraph's default. Running to convergence (-1) gains ~0.5% modularity for 10x the time.
+_ITERATIONS = 2
+# igraph draws its random numbers from one process-wide generator; seeded runs take turns.
+_RNG_LOCK = threading.Lock()
 
 
 def _undirected_pairs(kg: KnowledgeGraph) -> np.ndarray:
@@ -45,28 +56,45 @@ def _undirected_pairs(kg: KnowledgeGraph) -> np.ndarray:
     s.commit()
     n = max(len(s.ids), 1)
     low, high = np.minimum(s.src, s.dst), np.maximum(s.src, s.dst)
-    codes = np.unique(low * n + high)
+    codes = distinct(low * n + high)
     return np.stack([codes // n, codes % n], axis=1)
 
 
-def louvain_communities(kg: KnowledgeGraph, *, seed: int = 0, resolution: float = 1.0) -> list[Community]:
-    """Seeded Louvain communities of the undirected simple graph, largest first, titled by their best-connected members.
+def _import_igraph() -> Any:
+    try:
+        import igraph
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        from .errors import MissingDependencyError
 
-    Nodes are numbered in insertion order and edges added in sorted order:
-    Louvain iterates over sets of nodes, and for string ids that order follows
-    Python's per-process hash seed, so the same seed would give different
-    communities in different runs. Integer labels hash to themselves.
+        raise MissingDependencyError("computing communities needs the igraph package: pip install igraph") from exc
+    return igraph
+
+
+def leiden_communities(kg: KnowledgeGraph, *, seed: int = 0, resolution: float = 1.0) -> list[Community]:
+    """Seeded Leiden (modularity) communities of the undirected simple graph, largest first, titled by their best-connected members.
+
+    Nodes are numbered in insertion order and edges given in sorted order, so
+    the result depends on the graph's content and the seed only (never on
+    Python's per-process hash seed). igraph's generator is seeded for the call
+    and put back to its default (Python's ``random`` module) afterwards.
     """
-    import networkx as nx
-
+    ig = _import_igraph()
     s = kg._store
+    n = len(s.ids)
     pairs = _undirected_pairs(kg)
-    numbered = nx.Graph()
-    numbered.add_nodes_from(range(len(s.ids)))
-    numbered.add_edges_from(map(tuple, pairs.tolist()))
-    degree = np.bincount(pairs[:, 0], minlength=len(s.ids)) + np.bincount(pairs[:, 1], minlength=len(s.ids))
-    found = nx.community.louvain_communities(numbered, seed=seed, resolution=resolution)
-    parts = sorted((sorted(s.ids[i] for i in p) for p in found), key=lambda p: (-len(p), p[0]))
+    graph = ig.Graph(n=n, edges=pairs)
+    with _RNG_LOCK:
+        ig.set_random_number_generator(random.Random(seed))
+        try:
+            found = graph.community_leiden(objective_function="modularity", resolution=resolution, n_iterations=_ITERATIONS)
+        finally:
+            ig.set_random_number_generator(random)
+    membership = np.asarray(found.membership, dtype=np.int64)
+    degree = np.bincount(pairs[:, 0], minlength=n) + np.bincount(pairs[:, 1], minlength=n)
+    order = np.argsort(membership, kind="stable")
+    bounds = np.flatnonzero(np.diff(membership[order])) + 1
+    parts = sorted((sorted(s.ids[i] for i in group.tolist()) for group in np.split(order, bounds) if len(group)),
+                   key=lambda p: (-len(p), p[0]))
     out = []
     for i, members in enumerate(parts):
         by_degree = sorted(members, key=lambda m: (-int(degree[s.index[m]]), m))
@@ -156,7 +184,7 @@ def lazy_communities(
         cached = _cached_communities(doc) if doc is not None and doc.get("key") == key else None
         if cached is not None:
             return cached
-        communities = louvain_communities(kg, seed=seed, resolution=resolution)
+        communities = leiden_communities(kg, seed=seed, resolution=resolution)
         if path is not None:
             _write_cache(path, key, communities)
         return communities

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rapidfuzz import fuzz, process, utils
 
+from .arrays import distinct
+
 if TYPE_CHECKING:  # pragma: no cover
     from .records import EntityRecord
 
@@ -166,6 +168,44 @@ def _gram_keys(text: str) -> np.ndarray:
     return (cps[:-1] << 21) | cps[1:]
 
 
+def _word_postings(labels: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The sorted vocabulary of the (processed) labels' words, and distinct ``(word id, label)`` pairs sorted by word, then label.
+
+    In columns with pyarrow where it can (processed labels hold letters, digits
+    and single spaces only, so splitting at spaces is ``str.split()``, and
+    UTF-8 byte order is code-point order); a label pyarrow cannot encode (a
+    lone surrogate) sends the whole list through the Python path.
+    """
+    n_labels = max(len(labels), 1)
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:  # pragma: no cover - pyarrow is installed with graphtrail's loaders
+        pa = None
+    try:
+        if pa is None:
+            raise UnicodeError("no pyarrow")
+        lists = pc.split_pattern(pa.array(labels, type=pa.large_string()), " ")
+        flat, parent = pc.list_flatten(lists), pc.list_parent_indices(lists)
+        keep = pc.not_equal(pc.utf8_length(flat), 0)
+        encoded = pc.dictionary_encode(flat.filter(keep))
+        order = pc.array_sort_indices(encoded.dictionary).to_numpy()
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        words = rank[encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+        owners = parent.filter(keep).to_numpy(zero_copy_only=False).astype(np.int64)
+        vocab = encoded.dictionary.take(pa.array(order)).to_pylist()
+    except (UnicodeError, ValueError):  # pyarrow's encoding errors are ValueErrors (ArrowInvalid)
+        word_lists = [label.split() for label in labels]
+        vocab = sorted({w for ws in word_lists for w in ws})
+        index = {w: k for k, w in enumerate(vocab)}
+        pairs = [(index[w], j) for j, ws in enumerate(word_lists) for w in ws]
+        words = np.asarray([w for w, _ in pairs], dtype=np.int64)
+        owners = np.asarray([j for _, j in pairs], dtype=np.int64)
+    packed = distinct(words * n_labels + owners)  # a word twice in a label counts once
+    return vocab, packed // n_labels, packed % n_labels
+
+
 class EntityIndex:
     """Search structures over every entity of one graph; see the module docstring.
 
@@ -175,18 +215,15 @@ class EntityIndex:
     """
 
     def __init__(self, ids: Sequence[str], names: Sequence[str], types: Sequence[str], aliases: Sequence[tuple[str, ...]]):
-        label_entity: list[int] = []
-        label_pos: list[int] = []
-        raw_labels: list[str] = []
-        for e, (name, alias) in enumerate(zip(names, aliases)):
-            for i, label in enumerate((name, *alias)):
-                label_entity.append(e)
-                label_pos.append(i)
-                raw_labels.append(label)
+        # Labels: each entity's name, then its aliases (label_pos 0, 1, ...), in entity order.
+        counts = np.fromiter((1 + len(a) for a in aliases), dtype=np.int64, count=len(aliases))
+        raw_labels: list[str] = [label for name, alias in zip(names, aliases) for label in (name, *alias)]
+        starts = np.cumsum(counts) - counts
         self.ids = ids
         self.types = types
         self.n_entities = len(ids)
-        self.label_entity = np.asarray(label_entity, dtype=np.int64)
+        self.label_entity = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        label_pos: list[int] = (np.arange(len(raw_labels), dtype=np.int64) - np.repeat(starts, counts)).tolist()
         self.label_pos = label_pos
         self.labels = [utils.default_process(label) for label in raw_labels]
         self.raw_labels = raw_labels
@@ -218,7 +255,7 @@ class EntityIndex:
         keys, posting = keys[valid], owner[:-1][valid]
         n_labels = max(len(self.labels), 1)
         if len(keys) and int(keys.max()) < (1 << 62) // n_labels:
-            packed = np.unique(keys * n_labels + posting)  # one sort: by bigram, then label, duplicates gone
+            packed = distinct(keys * n_labels + posting)  # one sort: by bigram, then label, duplicates gone
             keys, posting = packed // n_labels, packed % n_labels
         else:  # no bigrams, or astronomically many labels: sort by bigram only, duplicates kept
             order = np.argsort(keys, kind="stable")
@@ -231,21 +268,11 @@ class EntityIndex:
 
         # Words: each label under its rarest word (for "label words are all query words"), and a
         # sorted vocabulary with postings (for "every query word starts a label word").
-        word_lists = [label.split() for label in self.labels]
-        vocab = sorted({w for words in word_lists for w in words})
+        vocab, wid, lab = _word_postings(self.labels)
         self.vocab = vocab
         self.word_index = {w: k for k, w in enumerate(vocab)}
-        flat_w: list[int] = []
-        flat_l: list[int] = []
-        for j, words in enumerate(word_lists):
-            for w in set(words):
-                flat_w.append(self.word_index[w])
-                flat_l.append(j)
-        wid = np.asarray(flat_w, dtype=np.int64)
-        lab = np.asarray(flat_l, dtype=np.int64)
-        order = np.lexsort((lab, wid))
-        self.word_post = lab[order]
-        self.word_ptr = np.searchsorted(wid[order], np.arange(len(vocab) + 1))
+        self.word_post = lab
+        self.word_ptr = np.searchsorted(wid, np.arange(len(vocab) + 1))
         # The rarest word of each label (ties: alphabetically first; word ids follow the sorted vocabulary).
         freq = np.bincount(wid, minlength=len(vocab))
         order = np.lexsort((wid, freq[wid], lab))
@@ -309,14 +336,17 @@ class EntityIndex:
         extra: Sequence[tuple[int, str]] = (),
         type: str | None = None,
         limit: int = 10,
-        record: Any,
+        record: Any = None,
+        records: Any = None,
     ) -> list[tuple["EntityRecord", float, str]]:
         """Search with the same rules as :func:`scan_entities`.
 
         ``visible``: a boolean mask over entities (``None``: all); entities it
         excludes contribute no label. ``extra``: ``(entity index, label)`` pairs
         scored as names instead (a masked entity's placeholder). ``record``
-        maps an entity index to the :class:`EntityRecord` the view shows.
+        maps an entity id to the :class:`EntityRecord` the view shows (or
+        ``None``); ``records``, if given instead, maps a list of ids to a dict
+        of them in one call (a database answers that in one query).
         """
         raw = (query or "").strip()
         processed = utils.default_process(raw)
@@ -353,6 +383,7 @@ class EntityIndex:
                 code_refs.setdefault(label, []).append((self.ids[e], 0))
         scored = _score_labels(raw, processed, refs, labels, code_refs)
         winners = {eid for (eid, _), s in scored.items() if s >= MIN_SCORE}
-        records = {eid: record(eid) for eid in winners}
-        return rank_hits({ref: s for ref, s in scored.items() if ref[0] in records}, records, limit)
+        found = records(sorted(winners)) if records is not None else {eid: record(eid) for eid in winners}
+        shown = {eid: r for eid, r in found.items() if r is not None}
+        return rank_hits({ref: s for ref, s in scored.items() if ref[0] in shown}, shown, limit)
 

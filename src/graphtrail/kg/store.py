@@ -66,6 +66,17 @@ class _Store:
         self._filters: OrderedDict[GraphFilter, dict[str, Any]] = OrderedDict()
         self.lock = threading.RLock()
 
+    def add_entities(self, ids: list[str], names: list[str], types: list[str], descriptions: list[str], aliases: list[tuple[str, ...]]) -> None:
+        """Append many new entities at once (the loaders' fast path; the caller guarantees the ids are new and distinct)."""
+        start = len(self.ids)
+        self.ids.extend(ids)
+        self.index.update(zip(ids, range(start, start + len(ids))))
+        self.names.extend(names)
+        self.types.extend(types)
+        self.descriptions.extend(descriptions)
+        self.aliases.extend(aliases)
+        self.changed()
+
     # ------------------------------------------------------------ edges
     def commit(self) -> None:
         if not self.pending:

@@ -65,7 +65,7 @@ def open_graph_database(
     """Open the graph database ``source`` names (see the module docstring), read-only.
 
     When the database holds no communities, they are computed in memory on first
-    use with seeded Louvain (``community_seed``, ``community_resolution``), as
+    use with seeded Leiden (``community_seed``, ``community_resolution``), as
     :func:`~graphtrail.kg.load_kg` does for files.
     """
     text = os.fspath(source)

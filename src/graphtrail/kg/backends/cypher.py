@@ -16,7 +16,7 @@ scans the graph; ``entities()`` (what entity search ranks) is the one full read.
 neighbour, LadybugDB's planner answers with a hash join over a node-table scan.)
 
 What stays in memory: the community table (one row per community, read once,
-or computed with the same seeded Louvain as in memory when the database has
+or computed with the same seeded Leiden as in memory when the database has
 none) and, only when something asks for ``kg.graph``, a networkx copy.
 """
 
@@ -78,6 +78,15 @@ class _Queries:
 
         self.entity = f"MATCH (e:{L} {{{ID}: $id}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
         self.entities = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')} ORDER BY {d.order_expr_entity}"
+        # Search: records of a few ids (primary-key lookups), the masked ones, and (Neo4j) full-text hits.
+        self.entities_in = f"UNWIND $ids AS i MATCH (e:{L} {{{ID}: i}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
+        self.masked_entities = f"UNWIND $masked AS i MATCH (e:{L} {{{ID}: i}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
+        self.fulltext = (
+            f"CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS e "
+            f"WITH e WHERE e:{L} AND NOT e.{ID} IN $hidden AND NOT e.{ID} IN $masked "
+            f"AND ($type = '' OR toLower(coalesce(e.{TYPE}, 'entity')) = $type) "
+            f"RETURN e.{ID}, coalesce(e.{NAME}, e.{ID}), coalesce(e.{TYPE}, 'entity'), '', e.{ALIASES}"
+        )  # labels only: the winners' records are read afterwards
         self.entity_ids = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN e.{ID} ORDER BY {d.order_expr_entity}"
         self.count = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN count(*)"
         self.out = (
@@ -129,6 +138,10 @@ class _Shared:
         self.communities: dict[str, Community] | None = None
         self.communities_by_entity: dict[str, list[str]] | None = None
         self.graph: nx.MultiDiGraph | None = None
+        #: Entity search: whether the database has a usable full-text index (Neo4j), else the label index, built on first search.
+        self.fulltext = False
+        self.fulltext_grams = False
+        self.label_index: Any = None
         self.community_seed = 0
         self.community_resolution = 1.0
         self._params: dict[GraphFilter | None, dict[str, Any]] = {}
@@ -260,6 +273,24 @@ class CypherGraph:
     def entities(self) -> Iterator[EntityRecord]:
         return iter([self._record(r) for r in self._rows("entities")])
 
+    def entities_by_id(self, ids: list[str]) -> dict[str, EntityRecord]:
+        """The visible ones among ``ids``, as this view shows them (one query)."""
+        return {r.id: r for r in map(self._record, self._rows("entities_in", ids=[str(i) for i in ids]))}
+
+    def masked_records(self) -> list[EntityRecord]:
+        """The visible masked entities, showing their placeholder names."""
+        return [self._record(r) for r in self._rows("masked_entities")]
+
+    def fulltext_candidates(self, index: str, lucene: str, k: int, type_: str) -> list[EntityRecord]:
+        """Up to ``k`` hits of full-text ``index`` for ``lucene``, minus hidden, masked and other-typed entities (Neo4j)."""
+        return [self._record(r) for r in self._rows("fulltext", index=index, lucene=lucene, k=k, type=type_)]
+
+    def search_entities(self, query: str, *, type: str | None = None, limit: int = 10) -> list[tuple[EntityRecord, float, str]]:
+        """Visible entities matching ``query``, best first, ranked as in memory (see :mod:`.search`)."""
+        from .search import any_search
+
+        return any_search(self, self._shared, query, type=type, limit=limit)
+
     def relations(self) -> Iterator[Relation]:
         return iter([Relation(str(s), str(r), str(t), str(d or "")) for s, r, t, d in self._rows("relations")])
 
@@ -302,7 +333,7 @@ class CypherGraph:
             cid = str(cid)
             found[cid] = Community(cid, str(title or cid), _id_list(members), str(summary or ""), int(level or 0))
         if not found:
-            # Same seeded Louvain, on the same graph in the same order, as load_kg runs in memory.
+            # Same seeded Leiden, on the same graph in the same order, as load_kg runs in memory.
             scratch = KnowledgeGraph(graph=self.graph_unfiltered())
             scratch.compute_communities(seed=self._shared.community_seed, resolution=self._shared.community_resolution)
             found = dict(scratch.communities)
@@ -334,7 +365,7 @@ class CypherGraph:
         return [c for c in found if c is not None and entity_id in c.entity_ids]
 
     def compute_communities(self, seed: int = 0, resolution: float = 1.0) -> None:
-        """Recompute the communities in memory (seeded Louvain); the database is not written."""
+        """Recompute the communities in memory (seeded Leiden); the database is not written."""
         shared = self._shared
         with shared.lock:
             shared.community_seed, shared.community_resolution = seed, resolution
@@ -372,7 +403,7 @@ class CypherGraph:
         """Counts of what the graph holds, for ``graphtrail kg info`` (aggregate queries, no full read).
 
         Communities are counted as stored; ``communities=True`` computes them
-        first when the database has none (Louvain over the whole graph).
+        first when the database has none (Leiden over the whole graph).
         """
         base = self._unfiltered()
         if communities or self._shared.communities is not None:

@@ -171,7 +171,42 @@ def open_neo4j(uri: str, *, mapping: GraphMapping | None = None, name: str | Non
             "import a graph (graphtrail kg import GRAPH --to bolt://...) or map your schema (?label=...&id=...&name=...)"
         )
     _warn_without_index(store, mapping)
+    kg._shared.fulltext = _has_fulltext_index(store, mapping)
+    kg._shared.fulltext_grams = kg._shared.fulltext and _online(store, mapping, "GRAMS_INDEX")
     return kg
+
+
+def _fulltext_statement(m: GraphMapping) -> str:
+    from .search import fulltext_statement
+
+    return fulltext_statement(quote_name(m.entity_label), quote_name(m.name_property), quote_name(m.aliases_property))
+
+
+def _online(store: Neo4jStore, mapping: GraphMapping, which: str) -> bool:
+    """Whether the full-text index :mod:`.search` names ``which`` exists on the entity label and is online."""
+    from . import search
+
+    name = getattr(search, which)
+    wanted = mapping.name_property if which == "FULLTEXT_INDEX" else search.GRAMS_PROPERTY
+    try:
+        rows = store.rows(
+            "SHOW FULLTEXT INDEXES YIELD name, labelsOrTypes, properties, state WHERE name = $name "
+            "RETURN labelsOrTypes, properties, state",
+            {"name": name},
+        )
+    except KGError:
+        return False  # no privilege to list indexes
+    return bool(rows) and mapping.entity_label in (rows[0][0] or []) and wanted in (rows[0][1] or []) and rows[0][2] == "ONLINE"
+
+
+def _has_fulltext_index(store: Neo4jStore, mapping: GraphMapping) -> bool:
+    """Whether entity search can use the full-text index; if not, one warning with the statement that creates it."""
+    from .search import warn_missing_fulltext
+
+    if _online(store, mapping, "FULLTEXT_INDEX"):
+        return True
+    warn_missing_fulltext(store.display, _fulltext_statement(mapping))
+    return False
 
 
 def _warn_without_index(store: Neo4jStore, mapping: GraphMapping) -> None:
@@ -205,7 +240,8 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
 
     Refuses a database that already holds :class:`GraphMapping.entity_label`
     nodes (never overwrite). Creates uniqueness constraints on the ids first, so
-    the lookups the tools make are index seeks. Batches of :data:`BATCH` rows.
+    the lookups the tools make are index seeks, and the full-text index entity
+    search queries (:mod:`.search`). Batches of :data:`BATCH` rows.
     """
     target = parse_neo4j_uri(uri)
     m = (mapping or GraphMapping()).with_options(target.options)
@@ -223,18 +259,24 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
             )
         for label in (L, TU, COM):
             store.write(f"CREATE CONSTRAINT IF NOT EXISTS FOR (n:{label}) REQUIRE n.{ID} IS UNIQUE")
+        from .search import GRAMS_PROPERTY, gram_tokens, grams_statement
+
         entity_props = ", ".join(
             f"{quote_name(p)}: row.{k}"
             for p, k in (
                 (m.id_property, "id"), (m.name_property, "name"), (m.type_property, "type"),
                 (m.description_property, "description"), (m.aliases_property, "aliases"), (m.order_property, "ord"),
+                (GRAMS_PROPERTY, "grams"),
             )
         )  # fmt: skip
         for batch in _batches(
-            {"id": e.id, "name": e.name, "type": e.type, "description": e.description, "aliases": list(e.aliases), "ord": i}
+            {"id": e.id, "name": e.name, "type": e.type, "description": e.description, "aliases": list(e.aliases), "ord": i,
+             "grams": gram_tokens((e.name, *e.aliases))}
             for i, e in enumerate(kg.entities())
         ):
             store.write(f"UNWIND $rows AS row CREATE (:{L} {{{entity_props}}})", {"rows": batch})
+        store.write(_fulltext_statement(m))  # what entity search queries (see .search)
+        store.write(grams_statement(L))
         by_type: dict[str, list[dict[str, Any]]] = {}
         for i, r in enumerate(kg.relations()):
             # A type is a name in the statement: a safe one derived from the label, which is kept as a property.
@@ -266,6 +308,7 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
                 f"WITH c, row UNWIND row.ids AS eid MATCH (e:{L} {{{ID}: eid}}) MERGE (e)-[:{quote_name(m.member_type)}]->(c)",
                 {"rows": batch},
             )
+        store.write("CALL db.awaitIndexes(600)")  # the import is done when its indexes can answer
     finally:
         store.close()
     return target.display

@@ -78,7 +78,7 @@ def load_kg(
     :class:`KnowledgeGraph` is returned unchanged.
     ``format``: force ``"triples"``, ``"node-link"``, ``"graphml"`` or ``"graphrag"``.
     ``entities``: an entity table for triples (else a sibling file is looked for).
-    ``communities``: when the source has none, seeded Louvain communities
+    ``communities``: when the source has none, seeded Leiden communities
     (``seed``, ``resolution``) are computed the first time something reads
     them, and cached beside the file (``cache_communities``); see
     :mod:`graphtrail.kg.communities`.

@@ -16,6 +16,7 @@ import networkx as nx
 from ..errors import KGError
 from ..fields import ALIAS_SEPARATOR, DEFAULT_RELATION, parse_aliases
 from ..graph import KnowledgeGraph
+from .bulk import add_triples
 from .paths import PathLike, graph_name
 
 __all__ = ["load_graphml", "save_graphml"]
@@ -42,19 +43,27 @@ def load_graphml(path: PathLike) -> KnowledgeGraph:
     kg = KnowledgeGraph(name=graph_name(path))
     if "" in g:  # networkx keeps <node id=""/>; every other format refuses an empty id
         raise KGError(f"{path.name}: a <node> with an empty id; every node needs a non-empty id")
-    for node, data in g.nodes(data=True):
-        kg.add_entity(
+    columns: tuple[list[Any], ...] = ([], [], [], [], [])
+    for node, data in g.nodes(data=True):  # networkx node ids are distinct
+        for column, value in zip(columns, (
             str(node),
             str(_first(data, ("name", "title", "label"), node)),
             str(_first(data, ("type", "entity_type"), "entity")),
             str(_first(data, ("description",), "")),
-            parse_aliases(data.get("aliases")),
-        )
+            tuple(parse_aliases(data.get("aliases"))),
+        )):  # fmt: skip
+            column.append(value)
+    kg._store.add_entities(*columns)
+    ends: tuple[list[str], ...] = ([], [], [], [])
     for source, target, key, data in g.edges(keys=True, data=True):
         relation = _first(data, ("relation", "label", "predicate", "type"))
         if relation is None and isinstance(key, str) and not key.isdigit() and not key.startswith("e"):
             relation = key
-        kg.add_relation(str(source), str(relation or DEFAULT_RELATION), str(target), str(data.get("description") or ""))
+        for column, value in zip(ends, (str(source), str(relation or DEFAULT_RELATION), str(target), str(data.get("description") or ""))):
+            column.append(value)
+    if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None):
+        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs
+            kg.add_relation(source, relation, target, description)
     return kg
 
 

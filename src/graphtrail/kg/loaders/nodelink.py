@@ -19,6 +19,7 @@ from ..._jsonread import loads as json_loads
 from ..errors import KGError
 from ..fields import DEFAULT_RELATION, parse_aliases
 from ..graph import KnowledgeGraph
+from .bulk import add_triples
 from .paths import PathLike, graph_name
 
 __all__ = ["load_node_link", "kg_to_document", "save_node_link", "kg_from_document", "parse_json", "maybe_gunzip"]
@@ -100,18 +101,26 @@ def kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
     graph_attrs = doc.get("graph") if isinstance(doc.get("graph"), dict) else {}
     name = graph_attrs.get("name")
     kg = KnowledgeGraph(name=_text(name, "graph.name", filename) if name else graph_name(Path(filename)))
+    columns: tuple[list[Any], ...] = ([], [], [], [], [])
     for i, node in enumerate(doc["nodes"]):
         where = f"nodes[{i}]"
         if not isinstance(node, dict) or node.get("id") in (None, ""):
             raise KGError(f"{filename}: {where}: expected an object with an 'id'")
         node_id = _text(node["id"], f"{where}.id", filename)
-        kg.add_entity(
+        for column, value in zip(columns, (
             node_id,
             _text_or(node, ("name", "title", "label"), node_id, where, filename),
             _text_or(node, ("type", "entity_type"), "entity", where, filename),
             _text_or(node, ("description",), "", where, filename),
-            _text_list(node.get("aliases"), f"{where}.aliases", filename),
-        )
+            tuple(_text_list(node.get("aliases"), f"{where}.aliases", filename)),
+        )):  # fmt: skip
+            column.append(value)
+    if len(set(columns[0])) == len(columns[0]):
+        kg._store.add_entities(*columns)
+    else:  # a repeated node: the last one's attributes, at the first one's place (as add_entity does)
+        for values in zip(*columns):
+            kg.add_entity(*values)
+    ends: tuple[list[str], ...] = ([], [], [], [])
     for i, edge in enumerate(edges):
         where = f"{edge_key}[{i}]"
         if not isinstance(edge, dict) or edge.get("source") in (None, "") or edge.get("target") in (None, ""):
@@ -119,12 +128,13 @@ def kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
         relation = _text_or(edge, ("relation", "label", "predicate", "type"), "", where, filename) or None
         if relation is None and isinstance(edge.get("key"), str):
             relation = edge["key"]
-        kg.add_relation(
-            _text(edge["source"], f"{where}.source", filename),
-            relation or DEFAULT_RELATION,
-            _text(edge["target"], f"{where}.target", filename),
-            _text_or(edge, ("description",), "", where, filename),
-        )
+        ends[0].append(_text(edge["source"], f"{where}.source", filename))
+        ends[1].append(relation or DEFAULT_RELATION)
+        ends[2].append(_text(edge["target"], f"{where}.target", filename))
+        ends[3].append(_text_or(edge, ("description",), "", where, filename))
+    if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None):
+        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs
+            kg.add_relation(source, relation, target, description)
     units = doc.get("text_units") or []
     if not isinstance(units, list):
         raise KGError(f"{filename}: text_units: expected a list of objects, got {_kind(units)}")

@@ -16,6 +16,7 @@ from ..errors import KGError, KGWarning
 from ..fields import ALIAS_SEPARATOR
 from ..graph import KnowledgeGraph
 from .delimited import delimiter_name, fast_columns, read_bytes, read_records, read_text, sniff_delimiter
+from .bulk import add_triples
 from .paths import PathLike, graph_name
 
 __all__ = ["load_triples", "find_entity_table", "FAST_PATH_BYTES"]
@@ -64,6 +65,66 @@ def _warn_unread_columns(path: Path, lineno: int, header: Sequence[str], used: S
             KGWarning,
             stacklevel=3,
         )
+
+
+def _entity_table_fast(path: Path) -> dict[str, list[Any]] | None:
+    """The entity table's columns read with pyarrow, or ``None`` when the exact reader must decide.
+
+    Declines (and the exact reader then names the line) on anything it would
+    have to report: a missing id column, an empty or repeated id, ragged rows.
+    """
+    raw = read_bytes(path)
+    if len(raw) < FAST_PATH_BYTES:
+        return None
+    text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw)
+    columns = fast_columns(raw, sniff_delimiter(path, text_head))
+    if columns is None:
+        return None
+    import pyarrow.compute as pc
+
+    header = [c[0].as_py() for c in columns]
+    names = [h.lower() for h in header]
+    if "id" not in names or len(set(names)) < len(names):
+        return None
+    body = {n: c.slice(1) for n, c in zip(names, columns) if n in _ENTITY_COLUMNS}
+    ids = body["id"]
+    if len(ids) == 0 or pc.min(pc.utf8_length(ids)).as_py() == 0 or pc.count_distinct(ids).as_py() < len(ids):
+        return None
+    header_line = raw[: len(raw) - len(raw.lstrip(b"\r\n"))].count(b"\n") + 1
+    _warn_unread_columns(path, header_line, header, [i for i, n in enumerate(names) if n in _ENTITY_COLUMNS], ", ".join(_ENTITY_COLUMNS))
+
+    def filled(name: str, default: Any) -> list[str]:
+        column = body.get(name)
+        if column is None:
+            return [default] * len(ids) if isinstance(default, str) else ids.to_pylist()
+        empty = pc.equal(pc.utf8_length(column), 0)
+        return pc.if_else(empty, default, column).to_pylist()
+
+    aliases: list[tuple[str, ...]] = [()] * len(ids)
+    if "aliases" in body:
+        aliases = [tuple(a.strip() for a in v.split(ALIAS_SEPARATOR) if a.strip()) if v else () for v in body["aliases"].to_pylist()]
+    return {
+        "id": ids.to_pylist(),
+        "name": filled("name", ids),
+        "type": filled("type", "entity"),
+        "description": body["description"].to_pylist() if "description" in body else [""] * len(ids),
+        "aliases": aliases,
+    }
+
+
+def _add_entity_table(kg: KnowledgeGraph, path: Path) -> dict[str, str | None]:
+    """Add the table's entities to the (empty) graph; returns casefolded name -> id (``None``: ambiguous)."""
+    columns = _entity_table_fast(path)
+    if columns is None:
+        records = _read_entity_table(path)
+        columns = {k: [r[k] for r in records] for k in _ENTITY_COLUMNS}
+        columns["aliases"] = [tuple(a) for a in columns["aliases"]]
+    kg._store.add_entities(columns["id"], columns["name"], columns["type"], columns["description"], columns["aliases"])
+    by_name: dict[str, str | None] = {}
+    for eid, name in zip(columns["id"], columns["name"]):
+        key = name.casefold()
+        by_name[key] = None if key in by_name else eid  # None marks an ambiguous name
+    return by_name
 
 
 def _read_entity_table(path: Path) -> list[dict[str, Any]]:
@@ -127,13 +188,11 @@ def load_triples(
     if table_path is not None:
         if not table_path.is_file():
             raise KGError(f"entity table not found: {table_path}")
-        for record in _read_entity_table(table_path):
-            kg.add_entity(record["id"], record["name"], record["type"], record["description"], record["aliases"])
-            key = record["name"].casefold()
-            by_name[key] = None if key in by_name else record["id"]  # None marks an ambiguous name
+        by_name = _add_entity_table(kg, table_path)
+    known = kg._store.index
 
     def resolve(value: str) -> str:
-        if value in kg:
+        if value in known:
             return value
         found = by_name.get(value.casefold())
         return found if found else value
@@ -181,31 +240,8 @@ def _header_columns(path: Path, lineno: int, header: Sequence[str], warn: bool =
     return (0, 1, 2, description if description is not None else -1)
 
 
-def _first_appearance_codes(heads: Any, tails: Any) -> tuple[Any, Any, list[str]]:
-    """Integer codes for the values of two string columns, numbered in order of first appearance
-    in head, tail, head, tail, ... order (the order add_relation would create the nodes in)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(heads)
-    encoded = pc.dictionary_encode(pa.chunked_array(heads.chunks + tails.chunks)).combine_chunks()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    values = encoded.dictionary
-    first = np.full(len(values), np.iinfo(np.int64).max, dtype=np.int64)
-    for part, offset in ((codes[:n], 0), (codes[n:], 1)):
-        uniq, at = np.unique(part, return_index=True)
-        first[uniq] = np.minimum(first[uniq], 2 * at + offset)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return rank[codes[:n]], rank[codes[n:]], values.take(pa.array(order)).to_pylist()
-
-
 def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: str, resolve: Any) -> bool:
     """Load with pyarrow; ``False`` (nothing loaded) whenever the exact reader must decide or pyarrow is missing."""
-    import numpy as np
-
     try:
         import pyarrow.compute as pc
     except ImportError:  # pyarrow is optional (graphtrail[graphrag]): the exact reader loads it, slower
@@ -229,38 +265,8 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: st
     for column in (heads, relations, tails):
         if pc.min(pc.utf8_length(column)).as_py() == 0:  # an empty cell: the exact reader names its line
             return False
-    src, dst, ids = _first_appearance_codes(heads, tails)
-    rel_encoded = pc.dictionary_encode(relations).combine_chunks()
-    rel_codes = rel_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    rel_labels = rel_encoded.dictionary.to_pylist()
-    descriptions = columns[desc_col].slice(skip).to_pylist() if 0 <= desc_col < len(columns) else None
-    if resolve is not None:
-        # Two raw values may name the same entity (its id and its name): number the resolved ids again.
-        ids = [resolve(v) for v in ids]
-        renumber: dict[str, int] = {}
-        node_of = np.fromiter((renumber.setdefault(e, len(renumber)) for e in ids), dtype=np.int64, count=len(ids))
-        u, v, n_nodes = node_of[src], node_of[dst], len(renumber)
-    else:
-        u, v, n_nodes = src, dst, len(ids)
-    n_rel = max(len(rel_labels), 1)
-    if n_nodes and n_nodes * n_nodes * n_rel < 2**62:
-        key = (u * n_rel + rel_codes) * n_nodes + v
-        _, first_at = np.unique(key, return_index=True)
-        duplicates = len(first_at) < n
-    else:  # pragma: no cover - astronomically large graphs
-        first_at, duplicates = None, True
-    if duplicates:
-        if first_at is None:
-            return False
-        # The same triple more than once: like add_relation, keep the first edge and the last description.
-        first_at = np.sort(first_at)
-        if descriptions is not None:
-            last: dict[int, int] = {}
-            for i, k in enumerate(key.tolist()):
-                last[k] = i
-            descriptions = [descriptions[last[k]] for k in key[first_at].tolist()]
-        src, dst, rel_codes = src[first_at], dst[first_at], rel_codes[first_at]
-    kg.add_relations_bulk(ids, src, dst, rel_labels, rel_codes, descriptions)
+    if not add_triples(kg, heads, relations, tails, columns[desc_col].slice(skip) if 0 <= desc_col < len(columns) else None, resolve):
+        return False
     if skip:
         _header_columns(path, header_line, first)  # warns about columns it does not read
     return True

@@ -1,0 +1,194 @@
+"""Entity search in a graph database: candidates from an index, ranked by the in-memory scorer.
+
+An unindexed search reads and scores every visible entity per query (seconds at
+a million edges). Here a query costs one candidate step plus one read of the
+winners, and the ranking rules are those of :mod:`graphtrail.kg.search`, so
+every backend ranks alike:
+
+- **Neo4j** keeps a full-text (Lucene) index over entity names and aliases,
+  which ``graphtrail kg import`` creates (:data:`FULLTEXT_INDEX`). A query asks
+  it for the labels that share a word with the query, fuzzily (one or two edits)
+  or as a prefix, under the view's ablation parameters; the best
+  :data:`FULLTEXT_CANDIDATES` are re-scored with :func:`~graphtrail.kg.search.scan_entities`,
+  with the masked entities' placeholders (which no index holds). A graph without
+  the index still works: one warning prints the statement that creates it, and
+  search uses the label index below.
+- **LadybugDB** ships its full-text extension as a download
+  (``INSTALL fts`` fetches it from extension.ladybugdb.com), which an offline
+  machine cannot run. So LadybugDB graphs use :class:`LabelIndex`: the same
+  :class:`~graphtrail.kg.search.EntityIndex` as in memory, built from one read
+  of the entities' names, types and aliases at the first search, and the
+  winners read back through the view (hidden, masked and text-blocked as the
+  view says, in the query).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from rapidfuzz import utils
+
+from ..records import EntityRecord
+from ..search import EntityIndex, scan_entities
+from ..views import GraphFilter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cypher import CypherGraph
+
+__all__ = [
+    "LabelIndex", "FULLTEXT_INDEX", "GRAMS_INDEX", "GRAMS_PROPERTY", "FULLTEXT_CANDIDATES",
+    "fulltext_statement", "grams_statement", "lucene_query", "gram_tokens",
+]  # fmt: skip
+
+#: Name of the Neo4j full-text index over entity names and aliases (words: fuzzy and prefix matches).
+FULLTEXT_INDEX = "graphtrail_entity_labels"
+#: Name of the Neo4j full-text index over :data:`GRAMS_PROPERTY` (typos that join or split words).
+GRAMS_INDEX = "graphtrail_entity_grams"
+#: The property ``kg import`` writes on each entity: the character bigrams of its processed labels.
+GRAMS_PROPERTY = "graphtrail_grams"
+#: Most bigram clauses per query (Lucene refuses more than 1024).
+_MAX_GRAMS = 400
+#: How many index hits are re-scored per query.
+FULLTEXT_CANDIDATES = 256
+#: Above this many hidden or masked entities, Neo4j search scores the visible entities instead of asking the index.
+_MAX_WITHHELD = 20_000
+#: Filters whose visibility masks are kept (concurrent replays each hold one).
+_MASK_CACHE = 16
+
+
+class LabelIndex:
+    """The in-memory search index over a database graph's labels, built once and shared by its views."""
+
+    def __init__(self, base: "CypherGraph") -> None:
+        ids, names, types, aliases = [], [], [], []
+        for record in base.entities():
+            ids.append(record.id)
+            names.append(record.name)
+            types.append(record.type)
+            aliases.append(record.aliases)
+        self.index = EntityIndex(ids, names, types, aliases)
+        self.position = {eid: i for i, eid in enumerate(ids)}
+        self._masks: dict[GraphFilter, tuple[np.ndarray, list[int]]] = {}
+        self._lock = threading.Lock()
+
+    def _visible(self, f: GraphFilter) -> tuple[np.ndarray, list[int]]:
+        found = self._masks.get(f)
+        if found is None:
+            visible = np.ones(len(self.position), dtype=bool)
+            hidden = [i for e in f.hidden if (i := self.position.get(e)) is not None]
+            masked = sorted(i for e in f.masked if (i := self.position.get(e)) is not None and e not in f.hidden)
+            visible[hidden] = False
+            visible[masked] = False
+            found = (visible, masked)
+            with self._lock:
+                if len(self._masks) >= _MASK_CACHE:
+                    self._masks.pop(next(iter(self._masks)))
+                self._masks[f] = found
+        return found
+
+    def search(self, view: "CypherGraph", query: str, *, type: str | None, limit: int) -> list[tuple[EntityRecord, float, str]]:
+        f = view.graph_filter
+        visible, extra = None, []
+        if f is not None and (f.hidden or f.masked):
+            visible, masked = self._visible(f)
+            extra = [(i, f.masked_name(self.index.ids[i])) for i in masked]
+        return self.index.search(query, visible=visible, extra=extra, type=type, limit=limit, records=view.entities_by_id)
+
+
+def lucene_query(query: str) -> str:
+    """The Lucene query for a search: each word of the processed query, fuzzily or as a prefix.
+
+    ``rapidfuzz.utils.default_process`` leaves letters, digits and spaces only,
+    so no Lucene syntax can reach the index from the user's text. Words of one
+    or two letters match exactly or as a prefix (fuzzy, they would match every short word).
+    """
+    words = dict.fromkeys(utils.default_process(query or "").split())
+    parts = []
+    for w in words:
+        if len(w) <= 2:
+            parts += [w, f"{w}*"]
+        else:
+            parts.append(f"{w}~{1 if len(w) <= 4 else 2}")
+            parts.append(f"{w}*")
+    return " ".join(parts)
+
+
+def gram_tokens(labels: list[str] | tuple[str, ...], limit: int | None = None) -> str:
+    """The character bigrams of the processed labels, space-separated, ``_`` for a word boundary.
+
+    ``default_process`` leaves letters, digits and spaces, so a token holds
+    nothing Lucene's query syntax reads as an operator.
+    """
+    grams: dict[str, None] = {}
+    for label in labels:
+        text = "_" + "_".join(utils.default_process(label).split()) + "_"
+        for a, b in zip(text, text[1:]):
+            grams[a + b] = None
+    tokens = [g for g in grams if g != "__"]
+    return " ".join(tokens[:limit] if limit else tokens)
+
+
+def grams_statement(label: str) -> str:
+    """The statement that creates the bigram index (``kg import`` writes the property it reads)."""
+    return (
+        f"CREATE FULLTEXT INDEX {GRAMS_INDEX} IF NOT EXISTS FOR (e:{label}) ON EACH [e.{GRAMS_PROPERTY}] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
+    )
+
+
+def fulltext_statement(label: str, name_property: str, aliases_property: str) -> str:
+    """The one statement that creates the full-text index search uses (names already quoted)."""
+    return (
+        f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (e:{label}) ON EACH [e.{name_property}, e.{aliases_property}] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}"
+    )
+
+
+def fulltext_search(view: "CypherGraph", query: str, *, type: str | None, limit: int) -> list[tuple[EntityRecord, float, str]]:
+    """Neo4j: candidates from the full-text index (visible, of the type), re-scored with the in-memory rules."""
+    lucene = lucene_query(query)
+    if not lucene:
+        return []
+    f = view.graph_filter
+    withheld = len(f.hidden) + len(f.masked) if f is not None else 0
+    if withheld > _MAX_WITHHELD:
+        # Most of the graph is hidden: the index's best hits would be mostly invisible ones.
+        return scan_entities(view.entities(), query, type=type, limit=limit)
+    wanted = (type or "").strip().lower()
+    # The index cannot filter; ask for enough hits that hidden, masked or other-typed ones do not crowd out the rest.
+    k = (FULLTEXT_CANDIDATES * (4 if wanted else 1)) + withheld
+    candidates = view.fulltext_candidates(FULLTEXT_INDEX, lucene, k, wanted)
+    if view._shared.fulltext_grams:
+        grams = gram_tokens([query], _MAX_GRAMS)
+        if grams:
+            seen = {r.id for r in candidates}
+            candidates += [r for r in view.fulltext_candidates(GRAMS_INDEX, grams, k, wanted) if r.id not in seen]
+    if f is not None and f.masked:
+        candidates += view.masked_records()  # searchable by their placeholder only, which no index holds
+    ranked = scan_entities(candidates, query, type=type, limit=limit)
+    shown = view.entities_by_id([r.id for r, _, _ in ranked])  # the candidates carry labels only
+    return [(shown[r.id], score, label) for r, score, label in ranked if r.id in shown]
+
+
+def warn_missing_fulltext(display: str, statement: str) -> None:
+    warnings.warn(
+        f"{display}: no full-text index {FULLTEXT_INDEX!r}; entity search builds an index in memory on first use "
+        f"(reads every entity). Create it once: {statement}",
+        stacklevel=4,
+    )
+
+
+def any_search(view: "CypherGraph", shared: Any, query: str, *, type: str | None, limit: int) -> list[tuple[EntityRecord, float, str]]:
+    """Search ``view`` with the database's index, or the label index when there is none."""
+    if shared.fulltext:
+        return fulltext_search(view, query, type=type, limit=limit)
+    index = shared.label_index
+    if index is None:
+        with shared.lock:
+            if shared.label_index is None:
+                shared.label_index = LabelIndex(view._unfiltered())
+            index = shared.label_index
+    return index.search(view, query, type=type, limit=limit)

@@ -1,0 +1,93 @@
+"""Many triples into a graph at once: integer codes with numpy and pyarrow, not a Python call per row.
+
+What :meth:`KnowledgeGraph.add_relation` does one edge at a time, for whole
+columns: entities numbered in order of first appearance (head, tail, head,
+tail ...), a repeated ``(head, relation, tail)`` kept once at its first place
+with the last description. The loaders validate their input first (and name
+the line or JSON path of anything wrong); this only builds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..graph import KnowledgeGraph
+
+__all__ = ["add_triples"]
+
+
+def _first_appearance_codes(heads: Any, tails: Any) -> tuple[Any, Any, list[str]]:
+    """Integer codes for the values of two string columns, numbered in order of first appearance
+    in head, tail, head, tail, ... order (the order add_relation would create the nodes in)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(heads)
+    encoded = pc.dictionary_encode(pa.chunked_array(heads.chunks + tails.chunks)).combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    values = encoded.dictionary
+    first = np.full(len(values), np.iinfo(np.int64).max, dtype=np.int64)
+    for part, offset in ((codes[:n], 0), (codes[n:], 1)):
+        uniq, at = np.unique(part, return_index=True)
+        first[uniq] = np.minimum(first[uniq], 2 * at + offset)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[codes[:n]], rank[codes[n:]], values.take(pa.array(order)).to_pylist()
+
+
+def add_triples(kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, resolve: Any = None) -> bool:
+    """Add the triples in three string columns (pyarrow arrays or lists) and optional descriptions.
+
+    ``resolve`` maps a raw head or tail value to an entity id (an entity
+    table's name lookup); ``None``: every value is its own id. ``False``
+    (nothing added) for a graph too large to code its triples in 64 bits.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def chunked(values: Any) -> Any:
+        if isinstance(values, pa.ChunkedArray):
+            return values
+        return pa.chunked_array([values if isinstance(values, pa.Array) else pa.array(values, type=pa.string())])
+
+    heads, relations, tails = chunked(heads), chunked(relations), chunked(tails)
+    if description_column is not None:
+        description_column = chunked(description_column)
+    n = len(heads)
+    src, dst, ids = _first_appearance_codes(heads, tails)
+    rel_encoded = pc.dictionary_encode(relations).combine_chunks()
+    rel_codes = rel_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    rel_labels = rel_encoded.dictionary.to_pylist()
+    descriptions = description_column.to_pylist() if description_column is not None else None
+    if resolve is not None:
+        # Two raw values may name the same entity (its id and its name): number the resolved ids again.
+        ids = [resolve(v) for v in ids]
+        renumber: dict[str, int] = {}
+        node_of = np.fromiter((renumber.setdefault(e, len(renumber)) for e in ids), dtype=np.int64, count=len(ids))
+        u, v, n_nodes = node_of[src], node_of[dst], len(renumber)
+    else:
+        u, v, n_nodes = src, dst, len(ids)
+    n_rel = max(len(rel_labels), 1)
+    if n_nodes and n_nodes * n_nodes * n_rel < 2**62:
+        key = (u * n_rel + rel_codes) * n_nodes + v
+        _, first_at = np.unique(key, return_index=True)
+        duplicates = len(first_at) < n
+    else:  # pragma: no cover - astronomically large graphs
+        first_at, duplicates = None, True
+    if duplicates:
+        if first_at is None:
+            return False
+        # The same triple more than once: like add_relation, keep the first edge and the last description.
+        first_at = np.sort(first_at)
+        if descriptions is not None:
+            last: dict[int, int] = {}
+            for i, k in enumerate(key.tolist()):
+                last[k] = i
+            descriptions = [descriptions[last[k]] for k in key[first_at].tolist()]
+        src, dst, rel_codes = src[first_at], dst[first_at], rel_codes[first_at]
+    kg.add_relations_bulk(ids, src, dst, rel_labels, rel_codes, descriptions)
+    return True

@@ -1,0 +1,77 @@
+"""Entity search in a graph database ranks exactly as in memory: the pinned rankings of the bundled graph.
+
+LadybugDB serves search from the label index (its full-text extension is a
+download an offline machine cannot fetch); Neo4j from the full-text index that
+``kg import`` creates, re-scored with the in-memory rules. A Neo4j graph
+without that index still searches, after one warning that prints the statement
+creating it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from graphtrail.agents import load_kg
+from graphtrail.agents.tools import search_entity_records
+from graphtrail.kg.backends.search import FULLTEXT_INDEX, lucene_query
+
+from .graph_backends import on_backend
+from .neo4j_server import neo4j_server  # noqa: F401 - the fixture the Neo4j cases use
+from .search_cases import RANKINGS, filters
+
+
+@pytest.fixture(scope="module")
+def pinned() -> list:
+    return json.loads(gzip.decompress(RANKINGS.read_bytes()))
+
+
+def _differences(kg, pinned: list, step: int = 1) -> tuple[int, list]:
+    views = {name: kg.filtered(f) for name, f in filters().items()}
+    differ, n = [], 0
+    for query, type_, fname, expected in pinned[::step]:
+        n += 1
+        got = [[r.id, r.name, score, label] for r, score, label in search_entity_records(views[fname], query, type=type_, limit=8)]
+        if got != expected:
+            differ.append((query, type_, fname, expected, got))
+    return n, differ
+
+
+@pytest.mark.parametrize("backend", ["ladybug", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def test_database_search_reproduces_the_pinned_rankings(backend: str, pinned: list, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    kg = on_backend(load_kg("countries"), backend, request, tmp_path)
+    assert kg._shared.fulltext == (backend == "neo4j"), "kg import creates the full-text index on Neo4j"
+    n, differ = _differences(kg, pinned, step=1 if backend == "ladybug" else 5)  # a Bolt round trip per query is slow here
+    assert n > 1400
+    assert not differ, f"{len(differ)} of {n} queries rank differently on {backend}, e.g. {differ[:3]}"
+
+
+@pytest.mark.neo4j
+def test_neo4j_without_the_fulltext_index_warns_once_with_the_statement_and_still_ranks_alike(
+    pinned: list, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    import neo4j
+
+    first = on_backend(load_kg("countries"), "neo4j", request, tmp_path)
+    uri = first.store.target.uri
+    with neo4j.GraphDatabase.driver(uri, auth=None) as driver:
+        driver.execute_query(f"DROP INDEX {FULLTEXT_INDEX}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kg = load_kg(uri, name="countries")
+        request.addfinalizer(kg.close)
+    said = [str(w.message) for w in caught if FULLTEXT_INDEX in str(w.message)]
+    assert len(said) == 1, said
+    assert "Create it once: CREATE FULLTEXT INDEX graphtrail_entity_labels IF NOT EXISTS FOR (e:Entity) ON EACH [e.name, e.aliases]" in said[0]
+    assert not kg._shared.fulltext
+    n, differ = _differences(kg, pinned, step=7)
+    assert not differ, differ[:3]
+
+
+def test_lucene_query_carries_only_words() -> None:
+    assert lucene_query('Kenia OR name:"x" AND (y*)~') == "kenia~2 kenia* or or* name~1 name* x x* and~1 and* y y*"  # lower-cased: no operators
+    assert lucene_query("  ") == ""

@@ -1,0 +1,88 @@
+"""The vectorised readers (large files) build exactly the graph the exact readers build, and errors still name the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphtrail.agents import load_kg
+from graphtrail.kg.errors import KGError
+from graphtrail.kg.loaders import triples as triples_mod
+
+
+def _snapshot(kg) -> tuple:
+    return (list(kg.entities()), list(kg.relations()))
+
+
+@pytest.fixture(scope="module")
+def big_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("big")
+    n = 30_000  # > 1 MB of entity table: the fast path
+    rows = ["id\tname\ttype\tdescription\taliases\tweight"]
+    for i in range(n):
+        name = f"Place number {i}" if i % 97 else ""  # some empty names: the id stands in
+        kind = "" if i % 13 == 0 else ("city" if i % 2 else "region")
+        aliases = f"P{i}; Number {i} ;" if i % 5 == 0 else ""
+        rows.append(f"E{i}\t{name}\t{kind}\tA description of place {i}, long enough to make the file large\t{aliases}\t{i}")
+    (folder / "g.entities.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    edges = [f"E{i}\tnear\tE{(i * 7) % n}" for i in range(n)] + [f"Place number {i}\tnamed\tE{i + 1}" for i in range(1, 300)]
+    (folder / "g.tsv").write_text("\n".join(edges) + "\n", encoding="utf-8")
+    return folder / "g.tsv"
+
+
+def test_fast_entity_table_builds_the_same_graph(big_table: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (big_table.parent / "g.entities.tsv").stat().st_size >= triples_mod.FAST_PATH_BYTES
+    calls = []
+    real = triples_mod._entity_table_fast
+    monkeypatch.setattr(triples_mod, "_entity_table_fast", lambda p: calls.append(p) or real(p))
+    with pytest.warns(Warning, match="'weight' not loaded"):
+        fast = _snapshot(load_kg(big_table, cache_communities=False))
+    assert calls and real(calls[0]) is not None, "the fast reader answered"
+    monkeypatch.setattr(triples_mod, "_entity_table_fast", lambda p: None)
+    with pytest.warns(Warning, match="'weight' not loaded"):
+        exact = _snapshot(load_kg(big_table, cache_communities=False))
+    assert fast == exact
+    entities = {e.id: e for e in fast[0]}
+    assert entities["E0"].name == "E0" and entities["E0"].type == "entity" and entities["E0"].aliases == ("P0", "Number 0")
+    assert entities["E3"].type == "city"
+    assert any(r.source == "E1" and r.relation == "named" for r in fast[1]), "a tail written as a name resolves to the id"
+
+
+def test_a_repeated_id_in_a_large_table_is_named_by_line(big_table: Path, tmp_path: Path) -> None:
+    text = (big_table.parent / "g.entities.tsv").read_text(encoding="utf-8").splitlines()
+    text.insert(20_001, text[5])  # E4 again, on line 20002
+    (tmp_path / "g.entities.tsv").write_text("\n".join(text) + "\n", encoding="utf-8")
+    (tmp_path / "g.tsv").write_text(big_table.read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(KGError, match=r"g.entities.tsv line 20002: duplicate entity id 'E4' \(first on line 6\)"):
+        load_kg(tmp_path / "g.tsv", cache_communities=False)
+
+
+def test_node_link_and_graphml_build_what_add_relation_builds(tmp_path: Path) -> None:
+    """Bulk-built graphs equal the one-call-per-row reference: order of first appearance, a repeated triple kept once with its last description."""
+    import json
+
+    import networkx as nx
+
+    from graphtrail.agents import KnowledgeGraph
+
+    edges = [("b", "r1", "c", "first"), ("x", "r2", "b", ""), ("b", "r1", "c", "second"), ("c", "r1", "y", ""), ("b", "r1", "c", "")]
+    reference = KnowledgeGraph(name="g")
+    reference.add_entity("c", "Cee", "letter", "", ["C"])
+    reference.add_entity("b", "Bee")
+    for s, r, t, d in edges:
+        reference.add_relation(s, r, t, d)
+    doc = {
+        "nodes": [{"id": "c", "name": "Cee", "type": "letter", "aliases": ["C"]}, {"id": "b", "name": "Bee"}],
+        "edges": [{"source": s, "relation": r, "target": t, "description": d} for s, r, t, d in edges],
+    }
+    (tmp_path / "g.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert _snapshot(load_kg(tmp_path / "g.json", cache_communities=False)) == _snapshot(reference)
+
+    g = nx.MultiDiGraph()
+    g.add_node("c", name="Cee", type="letter", aliases="C")
+    g.add_node("b", name="Bee")
+    for s, r, t, d in edges:
+        g.add_edge(s, t, relation=r, description=d)
+    nx.write_graphml(g, tmp_path / "g.graphml")
+    assert _snapshot(load_kg(tmp_path / "g.graphml", cache_communities=False)) == _snapshot(reference)
