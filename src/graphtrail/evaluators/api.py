@@ -182,6 +182,8 @@ async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None
         return await _evaluate(agent, questions, kg, run_kwargs, report_kwargs, traversal_question, strict)
     from .._outdir import claim, lock
 
+    questions = normalize_questions(questions)  # bad input is refused before anything is written
+    check_conditions(run_kwargs.get("conditions"))
     # A folder graphtrail did not make is refused (OutDirNotEmpty) unless resuming; one
     # another process writes to is refused (OutDirLocked) while that process lives.
     claim(run_kwargs["out_dir"], resume=run_kwargs["resume"])
