@@ -141,6 +141,6 @@ def test_cli_rejects_a_bad_citations_mode_in_one_line(tmp_path: Path):
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 2
-    assert "--citations 'ids' is not a citation mode" in proc.stderr + proc.stdout
+    assert "--citations 'ids' is not accepted; choose from: names, markers" in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()
