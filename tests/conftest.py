@@ -17,8 +17,11 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _graphtrail_logger_as_the_library_leaves_it() -> Iterator[None]:
+    # The library installs no filter on its logger; only the CLI does. A module- or session-scoped
+    # fixture may have run the CLI in-process before this test started, so clear them on the way in too.
     logger = logging.getLogger("graphtrail")
-    before = list(logger.filters)
+    for installed in list(logger.filters):
+        logger.removeFilter(installed)
     yield
-    for added in [f for f in logger.filters if f not in before]:
-        logger.removeFilter(added)
+    for installed in list(logger.filters):
+        logger.removeFilter(installed)
