@@ -44,6 +44,7 @@ class Heartbeat:
         self._start = time.monotonic()
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()  # the thread and phase() both write: one whole line at a time
         self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- counting
@@ -69,7 +70,10 @@ class Heartbeat:
         """Write the current line now (the thread calls this every ``every`` seconds)."""
         stream = self._stream or sys.stderr
         try:
-            print(self.line(), file=stream, flush=True)
+            text = self.line() + "\n"
+            with self._write_lock:  # print() writes text and newline apart; two writers could interleave them
+                stream.write(text)
+                stream.flush()
         except (OSError, ValueError):  # a closed pipe must not break the run
             pass
 
