@@ -8,7 +8,9 @@ What it holds:
   :class:`Community`), :mod:`.errors` what can go wrong, :mod:`.fields` the
   alias and relation conventions every source shares;
 - :mod:`.views`: the ablation filter (:class:`GraphFilter`, :func:`use_filter`,
-  :func:`active_filter`) that filtered views of the graph honour;
+  :func:`active_filter`) that filtered views of the graph honour; :mod:`.live`,
+  :mod:`.live_db` and :mod:`.live_records`: the same filter at a user's own data
+  source (a networkx graph, a Neo4j driver, a LadybugDB connection);
 - :mod:`.search`: entity search (ranking rules, full scan, index);
 - :mod:`.communities`: seeded Leiden communities, computed lazily and cached;
 - :mod:`.loaders`: :func:`load_kg` / :func:`save_kg`, one module per format
@@ -29,6 +31,7 @@ backends). Submodules import each other, never this ``__init__``.
 from .errors import KGError, MissingDependencyError
 from .graph import KnowledgeGraph
 from .live import ablated_view
+from .live_db import ablated_connection, ablated_driver
 from .loaders import BundledDataset, list_bundled, load_kg, save_kg
 from .records import Community, EntityRecord, Relation, TextUnit
 from .views import GraphFilter, active_filter, use_filter
@@ -44,6 +47,8 @@ __all__ = [
     "active_filter",
     "use_filter",
     "ablated_view",
+    "ablated_driver",
+    "ablated_connection",
     "load_kg",
     "save_kg",
     "list_bundled",
