@@ -18,7 +18,9 @@ Not read: the model's own messages (what it wrote, including tool-call
 arguments, is not graph access), the question text, and in a tool message the
 tool call's own string arguments (a tool answering "no film named Inception"
 echoes the question, it reveals nothing). Artifacts the model never reads are
-not read either, nor a visible entity's own ``"description"``. Ids shorter than
+not read either, nor (for names) a visible entity's own ``"description"``.
+A withheld entity's description is looked for too (:mod:`.textleaks`): an
+8-word span of it in what the model was given is a leak of that entity. Ids shorter than
 two characters or without a letter, names shorter than three characters and bare
 numbers are not matched: they would hit counts and years. Codes and short names
 match with their case. Text is read as words against one index of every known
@@ -37,6 +39,7 @@ from typing import Any
 
 from ...kg.views import GraphFilter
 from .seen import SeenInputs
+from .textleaks import DescriptionSpans
 
 __all__ = ["EntityNames", "input_leaks", "normalize", "describe_leaks"]
 
@@ -88,9 +91,12 @@ class EntityNames:
     once however many runs were given it, and the work does not grow with the hidden set.
     """
 
-    def __init__(self, kg: Any = None, revealed: Mapping[str, Iterable[str]] | None = None) -> None:
+    def __init__(self, kg: Any = None, revealed: Mapping[str, Iterable[str]] | None = None,
+                 descriptions: Mapping[str, Iterable[str]] | None = None) -> None:
         self.kg = kg
         self.revealed = {k: tuple(v) for k, v in (revealed or {}).items()}
+        #: descriptions (the KG's, and any the caller knows) that withheld text must not show up as
+        self.spans = DescriptionSpans(kg, descriptions)
         self._index: tuple[dict[str, Match], dict[str, Match]] | None = None
         self._texts: dict[str, tuple[Match, ...]] = {}
         self._ids: set[str] = set()  # ids in the index
@@ -261,16 +267,25 @@ def _channels(seen: SeenInputs, question: str) -> Iterable[tuple[str, str]]:
 
 
 def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: EntityNames, question: str) -> dict[str, list[str]]:
-    """``{channel: [entity ids]}`` of the hidden/masked entities the model was given in this run; ``{}`` if none."""
-    if not (graph_filter.hidden or graph_filter.masked):
+    """``{channel: [entity ids]}`` of the withheld entities the model was given in this run; ``{}`` if none.
+
+    Hidden ones by id, name or alias, masked ones by name or alias, and every withheld
+    (hidden, masked, text-blocked) one by a span of its description (:mod:`.textleaks`).
+    """
+    withheld = graph_filter.hidden | graph_filter.masked | graph_filter.text_blocked
+    if not withheld:
         return {}
-    names.ensure(graph_filter.hidden)
+    by_name = bool(graph_filter.hidden or graph_filter.masked)
+    if by_name:
+        names.ensure(graph_filter.hidden)
     found: dict[str, set[str]] = {}
     for channel, text in _channels(seen, question):
-        text = _DESCRIPTION.sub(" ", text) if '"description"' in text else text
-        hits: set[str] = set()
-        for match in names.matches(text):
-            hits |= _leaked(match, graph_filter)
+        hits = names.spans.leaked(text, withheld, question)
+        if by_name:
+            if '"description"' in text:
+                text = _DESCRIPTION.sub(" ", text)
+            for match in names.matches(text):
+                hits |= _leaked(match, graph_filter)
         if hits:
             found.setdefault(channel, set()).update(hits)
     return {channel: sorted(ids) for channel, ids in sorted(found.items())}

@@ -1,0 +1,112 @@
+"""The model-input check for withheld text: did a text-blocked (or masked, or hidden) entity's description reach the model?
+
+``text_only_isolation`` keeps every entity's structure and withholds its
+description; a mask withholds it too. Names and ids say nothing about that, so
+:mod:`.leaks` also looks for the descriptions themselves in what the model was
+given, with one rule:
+
+- a description is read as words (Unicode-normalised, case folded, as names are)
+  and cut into every run of :data:`SPAN_WORDS` (8) consecutive words;
+- a span found in a model input gives its entities away when every entity whose
+  description holds it is withheld by the condition (an entity the condition
+  keeps may be what the model is reading), and it is not in the question;
+- descriptions shorter than :data:`SPAN_WORDS` words are not looked for: a short
+  phrase ("A film.") is ordinary text, not a fingerprint.
+
+Eight words in the same order is far beyond chance agreement between unrelated
+texts, and short enough that a prompt quoting one sentence of a description is
+caught. The index (span -> entities) is built once per evaluation from the KG's
+descriptions (and any the caller adds); each distinct text is read once, and
+only words that begin some span are looked at further, so the cost stays near
+one dict lookup per word.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["SPAN_WORDS", "DescriptionSpans"]
+
+#: Words in a description span: long enough to be a fingerprint, short enough to catch one quoted sentence.
+SPAN_WORDS = 8
+_WORD = re.compile(r"\w+")
+_TEXT_CACHE_SIZE = 20_000
+
+
+def words(text: str) -> list[str]:
+    """NFKD, combining marks dropped, case folded, as words."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    if not decomposed.isascii():
+        decomposed = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _WORD.findall(decomposed.casefold())
+
+
+def _spans(tokens: list[str]) -> Iterable[str]:
+    for i in range(len(tokens) - SPAN_WORDS + 1):
+        yield " ".join(tokens[i:i + SPAN_WORDS])
+
+
+class DescriptionSpans:
+    """Every :data:`SPAN_WORDS`-word span of every known description, and the entities whose description holds it."""
+
+    def __init__(self, kg: Any = None, descriptions: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.kg = kg
+        self.extra = {k: tuple(v) for k, v in (descriptions or {}).items()}
+        self._index: dict[str, frozenset[str]] | None = None
+        self._starts: frozenset[str] = frozenset()
+        self._texts: dict[str, tuple[frozenset[str], ...]] = {}
+
+    def _descriptions(self) -> Iterable[tuple[str, str]]:
+        if self.kg is not None:
+            for record in self.kg.entities():
+                if record.description:
+                    yield record.id, record.description
+        for eid, texts in self.extra.items():
+            for text in texts:
+                if isinstance(text, str) and text:
+                    yield eid, text
+
+    def index(self) -> dict[str, frozenset[str]]:
+        if self._index is None:
+            owners: dict[str, set[str]] = {}
+            for eid, text in self._descriptions():
+                for span in _spans(words(text)):
+                    owners.setdefault(span, set()).add(eid)
+            self._index = {span: frozenset(ids) for span, ids in owners.items()}
+            self._starts = frozenset(span.split(" ", 1)[0] for span in self._index)
+        return self._index
+
+    def found(self, text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+        """(span, entities whose description holds it) for every indexed span in ``text`` (cached per text)."""
+        hits = self._texts.get(text)
+        if hits is None:
+            index = self.index()
+            tokens = words(text) if index else []
+            starts = self._starts
+            out: dict[str, frozenset[str]] = {}
+            for i in range(len(tokens) - SPAN_WORDS + 1):
+                if tokens[i] in starts:
+                    span = " ".join(tokens[i:i + SPAN_WORDS])
+                    owners = index.get(span)
+                    if owners is not None:
+                        out[span] = owners
+            hits = tuple(out.items())
+            if len(self._texts) >= _TEXT_CACHE_SIZE:
+                self._texts.clear()
+            self._texts[text] = hits
+        return hits
+
+    def leaked(self, text: str, withheld: frozenset[str] | set[str], question: str = "") -> set[str]:
+        """The withheld entities whose description ``text`` quotes (a span also in ``question`` does not count)."""
+        out: set[str] = set()
+        asked: set[str] | None = None
+        for span, owners in self.found(text):
+            if owners <= withheld:
+                if asked is None:
+                    asked = set(_spans(words(question)))
+                if span not in asked:
+                    out |= owners
+        return out
