@@ -95,7 +95,7 @@ def test_the_span_rule() -> None:
     assert spans.leaked(quoted, {"c2"}) == set()  # not withheld: no leak
     assert spans.leaked("the whole project by selling a family", {"c1", "c2"}) == set()  # 7 words
     # a span every producer's description holds is a leak only when all of them are withheld
-    shared = "financed the whole project by selling a family vineyard"
+    shared = "financed the whole project by selling a family vineyard near Bordeaux"  # 11 words: holds an indexed span
     assert spans.leaked(shared, {"c1"}) == set() and spans.leaked(shared, {"c1", "c2"}) == {"c1", "c2"}
     assert spans.leaked(quoted, {"c1"}, question=quoted) == set()  # what the question says is no leak
     assert spans.leaked("too short to tell apart", {"x9"}) == set()

@@ -6,17 +6,21 @@ description; a mask withholds it too. Names and ids say nothing about that, so
 given, with one rule:
 
 - a description is read as words (Unicode-normalised, case folded, as names are)
-  and cut into every run of :data:`SPAN_WORDS` (8) consecutive words;
-- a span found in a model input gives its entities away when every entity whose
-  description holds it is withheld by the condition (an entity the condition
-  keeps may be what the model is reading), and it is not in the question;
+  and cut into runs of :data:`SPAN_WORDS` (8) consecutive words, one every
+  :data:`STRIDE` (4) words and one at its end: a quoted passage of 11 words or
+  more, or a whole description of 8 to 10, always holds one (shorter passages
+  are caught when they hold one);
+- a span found in a model input (read at every word) gives its entities away
+  when every entity whose description holds it (anywhere) is withheld by the
+  condition (an entity the condition keeps may be what the model is reading),
+  and it is not in the question;
 - descriptions shorter than :data:`SPAN_WORDS` words are not looked for: a short
   phrase ("A film.") is ordinary text, not a fingerprint.
 
 Eight words in the same order is far beyond chance agreement between unrelated
 texts, and short enough that a prompt quoting one sentence of a description is
-caught. The index (span -> entities) is built once per evaluation from the KG's
-descriptions (and any the caller adds); each distinct text is read once, and
+caught. The index (sampled span -> entities) is built once per evaluation from
+the KG's descriptions (and any the caller adds); each distinct text is read once, and
 only words that begin some span are looked at further, so the cost stays near
 one dict lookup per word.
 """
@@ -32,6 +36,9 @@ __all__ = ["SPAN_WORDS", "DescriptionSpans"]
 
 #: Words in a description span: long enough to be a fingerprint, short enough to catch one quoted sentence.
 SPAN_WORDS = 8
+#: Spans are indexed every STRIDE words (and at each description's end), so that the index stays a
+#: quarter of the descriptions' size: any passage of SPAN_WORDS + STRIDE - 1 (11) words holds one.
+STRIDE = 4
 _WORD = re.compile(r"\w+")
 _TEXT_CACHE_SIZE = 20_000
 
@@ -70,11 +77,23 @@ class DescriptionSpans:
                     yield eid, text
 
     def index(self) -> dict[str, frozenset[str]]:
+        """Sampled span -> every entity whose description holds it (anywhere, not only where it was sampled)."""
         if self._index is None:
+            sampled: set[str] = set()
+            for _, text in self._descriptions():
+                tokens = words(text)
+                last = len(tokens) - SPAN_WORDS
+                for i in {*range(0, last + 1, STRIDE), last} if last >= 0 else ():
+                    sampled.add(" ".join(tokens[i:i + SPAN_WORDS]))
+            starts = {span.split(" ", 1)[0] for span in sampled}
             owners: dict[str, set[str]] = {}
-            for eid, text in self._descriptions():
-                for span in _spans(words(text)):
-                    owners.setdefault(span, set()).add(eid)
+            for eid, text in self._descriptions():  # a kept entity sharing the span anywhere makes it no fingerprint
+                tokens = words(text)
+                for i in range(len(tokens) - SPAN_WORDS + 1):
+                    if tokens[i] in starts:
+                        span = " ".join(tokens[i:i + SPAN_WORDS])
+                        if span in sampled:
+                            owners.setdefault(span, set()).add(eid)
             self._index = {span: frozenset(ids) for span, ids in owners.items()}
             self._starts = frozenset(span.split(" ", 1)[0] for span in self._index)
         return self._index
