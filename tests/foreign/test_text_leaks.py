@@ -5,7 +5,8 @@ structure and withholds its description. An agent whose ``@dynamic_prompt``
 writes the graph's descriptions into the system prompt gives the model exactly
 what the condition withheld: the condition must be invalid, the channel named.
 The same agent reading descriptions only through its tools (which the
-evaluation filters) stays valid.
+evaluation filters) stays valid. Descriptions come from the KG, and without
+one from what the baseline runs' tools showed.
 """
 
 from __future__ import annotations
@@ -81,11 +82,19 @@ def test_descriptions_in_a_dynamic_prompt_make_text_only_isolation_invalid(tmp_p
     assert report.condition("uncited_removal").valid is False  # the prompt names the hidden producer too
 
 
+def test_without_a_kg_the_descriptions_the_tools_showed_are_looked_for(tmp_path: Path) -> None:
+    agent = create_agent(make_model(Spy()), _tools(), middleware=[graph_background], name="background-films")
+    report = evaluate(agent, questions(2), out_dir=tmp_path, **OPTIONS)
+    row = report.condition("text_only_isolation")
+    assert not row.valid and "system prompt (c1" in row.invalid_reason, row.invalid_reason
+
+
 def test_descriptions_read_through_filtered_tools_stay_valid(tmp_path: Path) -> None:
     agent = create_agent(make_model(Spy()), _tools(), name="described-films")
-    report = evaluate(agent, questions(2), films_kg(), out_dir=tmp_path, **OPTIONS)
-    assert all(row.valid for row in report.conditions), [(r.condition, r.invalid_reason) for r in report.conditions]
-    assert report.condition("text_only_isolation").accuracy == 1.0
+    for kg, out in ((films_kg(), tmp_path / "kg"), (None, tmp_path / "nokg")):
+        report = evaluate(agent, questions(2), kg, out_dir=out, **OPTIONS)
+        assert all(row.valid for row in report.conditions), [(r.condition, r.invalid_reason) for r in report.conditions]
+        assert report.condition("text_only_isolation").accuracy == 1.0
 
 
 def test_the_span_rule() -> None:

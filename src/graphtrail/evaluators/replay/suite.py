@@ -26,6 +26,7 @@ from .leaks import EntityNames
 from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
+from .textleaks import revealed_descriptions
 
 __all__ = ["Evaluation", "replay_suite"]
 
@@ -106,8 +107,8 @@ def _condition_jobs(
         if base.trajectory is not None:
             for eid, name in base.trajectory.entity_names.items():
                 revealed.setdefault(eid, []).append(name)
-    names = EntityNames(kg, revealed)
     traces = [b.trajectory for b in baselines.values() if b.trajectory is not None and b.status != "error"]
+    names = EntityNames(kg, revealed, revealed_descriptions(traces))
     pool = revealed_pool(traces) if kg is None else None
     no_control = False
     for q in questions:

@@ -20,19 +20,21 @@ given, with one rule:
 Eight words in the same order is far beyond chance agreement between unrelated
 texts, and short enough that a prompt quoting one sentence of a description is
 caught. The index (sampled span -> entities) is built once per evaluation from
-the KG's descriptions (and any the caller adds); each distinct text is read once, and
+the KG's descriptions and those the baseline runs' tool outputs showed
+(:func:`revealed_descriptions`); each distinct text is read once, and
 only words that begin some span are looked at further, so the cost stays near
 one dict lookup per word.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["SPAN_WORDS", "DescriptionSpans"]
+__all__ = ["SPAN_WORDS", "DescriptionSpans", "revealed_descriptions"]
 
 #: Words in a description span: long enough to be a fingerprint, short enough to catch one quoted sentence.
 SPAN_WORDS = 8
@@ -41,6 +43,51 @@ SPAN_WORDS = 8
 STRIDE = 4
 _WORD = re.compile(r"\w+")
 _TEXT_CACHE_SIZE = 20_000
+#: Keys that name an entity in a JSON tool output (as the output filter reads them), and its description.
+_ID_KEYS = ("id", "entity_id", "node_id")
+_DESCRIPTION_KEY = "description"
+#: Tool outputs longer than this are not parsed for descriptions (an input bound).
+_MAX_OUTPUT_CHARS = 1_000_000
+
+
+def revealed_descriptions(trajectories: Iterable[Any]) -> dict[str, list[str]]:
+    """``{entity id: [descriptions]}`` the baseline runs' tool outputs showed, for evaluations without a KG.
+
+    Reads JSON outputs (a document, or one per line) for objects with an id key and a
+    ``"description"`` string, at any depth. Outputs recorded without content are skipped.
+    """
+    found: dict[str, list[str]] = {}
+    for trajectory in trajectories:
+        for step in getattr(trajectory, "steps", ()):
+            output = getattr(step, "output", None)
+            if not isinstance(output, str) or len(output) > _MAX_OUTPUT_CHARS or _DESCRIPTION_KEY not in output:
+                continue
+            for document in _documents(output):
+                stack = [document]
+                while stack:
+                    value = stack.pop()
+                    if isinstance(value, dict):
+                        eid = next((value[k] for k in _ID_KEYS if isinstance(value.get(k), (str, int))), None)
+                        text = value.get(_DESCRIPTION_KEY)
+                        if eid is not None and isinstance(text, str) and text and text not in found.get(str(eid), ()):
+                            found.setdefault(str(eid), []).append(text)
+                        stack.extend(value.values())
+                    elif isinstance(value, list):
+                        stack.extend(value)
+    return found
+
+
+def _documents(output: str) -> list[Any]:
+    try:
+        return [json.loads(output)]
+    except ValueError:
+        out = []
+        for line in output.splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
 
 
 def words(text: str) -> list[str]:
