@@ -156,6 +156,20 @@ def test_ladybug_records_are_filtered_by_identity_in_paths_and_relationships(tmp
     db.close()
 
 
+def test_async_drivers_are_refused_not_passed_through_unfiltered(tmp_path: Path) -> None:
+    import ladybug
+    import neo4j
+
+    from graphtrail.kg import KGError
+
+    with pytest.raises(KGError, match="cannot filter neo4j's async driver"):
+        ablated_driver(neo4j.AsyncGraphDatabase.driver("neo4j://127.0.0.1:1"))  # no connection is made
+    db = ladybug.Database(str(tmp_path / "empty.lbug"))
+    with pytest.raises(KGError, match="cannot filter LadybugDB's AsyncConnection"):
+        ablated_connection(ladybug.AsyncConnection(db))
+    db.close()
+
+
 # ---------------------------------------------------------------- Neo4j
 
 

@@ -17,10 +17,11 @@ as for :func:`~graphtrail.kg.ablated_view`, so concurrent runs each see their ow
 Neo4j: ``driver.execute_query`` (any ``result_transformer_``), ``driver.session()``
 with ``session.run``, ``execute_read`` / ``execute_write`` and explicit
 transactions; ``record.data()``, ``result.to_df()`` etc. then read filtered
-records. The async driver is not wrapped. LadybugDB: ``conn.execute`` returns a
+records (``result.graph()`` is the driver's and is not). The async driver is
+refused. LadybugDB: ``conn.execute`` returns a
 filtered result with the reading methods of ``QueryResult`` (rows, dicts,
 ``get_as_df``); the Arrow, Polars, networkx and PyG exports are refused inside
-a run rather than answered unfiltered.
+a run rather than answered unfiltered, and so is ``AsyncConnection``.
 """
 
 from __future__ import annotations
@@ -185,8 +186,20 @@ def ablated_driver(driver: Any, *, id_property: str = "id", name_property: str =
     hides and masks by; ``name_property`` and ``alias_properties`` are what a
     mask replaces; ``text_properties`` what masking and text-blocking empty.
     Outside ablation runs the wrapper passes every call through unchanged.
+    Raises :class:`~graphtrail.kg.KGError` for the async driver, which it cannot filter.
     """
+    _refuse_async(driver, "ablated_driver", "neo4j's async driver (AsyncGraphDatabase)")
     return AblatedDriver(driver, _fields(id_property, name_property, alias_properties, text_properties))
+
+
+def _refuse_async(source: Any, wrapper: str, what: str) -> None:
+    """An async driver's results are coroutines: filtering them as sync ones would pass them on unfiltered."""
+    import inspect
+
+    if inspect.iscoroutinefunction(getattr(type(source), "execute_query", None)) or \
+            inspect.iscoroutinefunction(getattr(type(source), "execute", None)):
+        raise KGError(f"{wrapper} cannot filter {what}: wrap a sync driver/connection, or ablate in your own "
+                      f"query with graphtrail.kg.active_filter() (docs/ablations.md, 'The exact route')")
 
 
 # ---------------------------------------------------------------- LadybugDB
@@ -348,4 +361,5 @@ def ablated_connection(conn: Any, *, id_property: str = "id", name_property: str
     must be a plain identifier (it is written into the one query that finds
     hidden relationship endpoints; the ids themselves are parameters).
     """
+    _refuse_async(conn, "ablated_connection", "LadybugDB's AsyncConnection")
     return AblatedConnection(conn, _fields(id_property, name_property, alias_properties, text_properties))
