@@ -87,6 +87,8 @@ def _spans(line: str) -> list[tuple[int, int]]:
 def _fixed_width(lines: list[str], start: int, end: int) -> tuple[Table, int] | None:
     """The fixed-width table whose header is line ``start``."""
     header = lines[start].rstrip()
+    if start + 1 >= end or len(lines[start + 1].rstrip()) != len(header):  # cheapest test first: prose lines differ
+        return None
     names = _spans(header)
     if len(names) < 2 or not all(_COLUMN_NAME.match(header[a:b]) for a, b in names):
         return None

@@ -64,7 +64,8 @@ class ReplayJob:
     #: All trials share trial 0's reuse namespace: only for a deterministic model, whose
     #: repeated samples are identical by definition (see ``evaluate(deterministic=...)``).
     shared_trials: bool = False
-    #: names and aliases of entities, for the model-input check (:mod:`.leaks`); None: ids only
+    #: names and aliases of entities, for the model-input check (:mod:`.leaks`) and for reading and
+    #: filtering tables (:mod:`.tabular`, :mod:`.tablefilter`); None: ids only
     names: EntityNames | None = None
 
     @property
