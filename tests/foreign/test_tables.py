@@ -164,3 +164,10 @@ def test_a_tool_that_revealed_nothing_while_others_did_is_named(evaluated: Any) 
     html = (out / "report.html").read_text()
     assert 'id="unread-tools"' in html and "Influence not measured for tool(s) &#x27;film_trivia&#x27;" in html
     assert json.loads((out / "results.json").read_text())["unread_tools"] == ["film_trivia"]
+
+
+def test_a_names_only_table_without_a_kg_is_named_as_unread(tmp_path: Path) -> None:
+    """No KG, and no other tool revealed the crew's names: the DataFrame's cells cannot be read, and the report says so."""
+    report = evaluate(frame_agent(), questions(1), out_dir=tmp_path, **{**OPTIONS, "conditions": ["uncited_removal"]})
+    assert report.unread_tools == ["crew_frame"]
+    assert "Influence not measured for tool(s) 'crew_frame'" in (tmp_path / "report.md").read_text()
