@@ -171,3 +171,24 @@ def test_a_names_only_table_without_a_kg_is_named_as_unread(tmp_path: Path) -> N
     report = evaluate(frame_agent(), questions(1), out_dir=tmp_path, **{**OPTIONS, "conditions": ["uncited_removal"]})
     assert report.unread_tools == ["crew_frame"]
     assert "Influence not measured for tool(s) 'crew_frame'" in (tmp_path / "report.md").read_text()
+
+
+def test_table_cells_are_read_by_the_names_the_baselines_revealed() -> None:
+    """No KG: a name another tool revealed (with its id) is read in a table's cells; a name two entities bear is not."""
+    from graphtrail.evaluators.replay.leaks import EntityNames
+    from graphtrail.evaluators.replay.tabular import read_table_entities
+    from graphtrail.tracer.trajectory import Entity, Step, Trajectory
+
+    names = EntityNames(revealed={"m1": ["Film 1"], "d1": ["Director 1"], "x1": ["Twin"], "x2": ["Twin"]})
+    table = "| film | director | note |\n|---|---|---|\n| Film 1 | Director 1 | Twin |\n"
+    traj = Trajectory(run_id="r", answer="Film 1 was directed by Director 1.", citations=["m1"], steps=[
+        Step(index=1, tool="find_film", entities=[Entity(id="m1", name="Film 1")], output='[{"id": "m1", "name": "Film 1"}]'),
+        Step(index=2, tool="films_table", output=table)])
+    read = read_table_entities(traj, names, "names")
+    assert read.steps[1].entity_ids == ["m1", "d1"] and read.steps[1].entities[1].name == "Director 1"
+    assert read.citations == ["m1", "d1"]  # read by name again, now that the table's director is known
+    assert read.citation_sources["d1"].steps == [2]
+    marked = traj.model_copy(update={"citations": ["d1"]})  # not what names gave: markers, which stand as given
+    assert read_table_entities(marked, names, "names").citations == ["d1"]
+    assert read_table_entities(traj, names, "markers").citations == ["m1"]
+    assert read_table_entities(traj, EntityNames(), "names") is traj  # nothing known: nothing read, nothing changed
