@@ -58,6 +58,35 @@ def film_trivia(film_id: str) -> str:
     return f"Critics praised the score by Lena Ostrova and the sets by Marek Havel in {film_id}."
 
 
+@tool
+def film_table(query: str) -> str:
+    """Films matching a title, one Markdown row per film with its director."""
+    rows = []
+    for row in search_rows(query):
+        people = [p for p in crew_of(row["id"])["entities"] if p["role"] == "director"]
+        rows.append(f"| {row['id']} | {row['name']} | {people[0]['name'] if people else ''} |")
+    if not rows:
+        return "No film found."
+    return "\n".join(["| id | title | director |", "|---|---|---|", *rows])
+
+
+def _row_policy(messages: list[BaseMessage]) -> AIMessage:
+    question = next(str(m.content) for m in messages if m.type == "human")
+    results = [m for m in messages if isinstance(m, ToolMessage)]
+    if not results:
+        return AIMessage(content="", tool_calls=[tool_call("film_table", {"query": question}, "c1")])
+    rows = [line.strip().strip("|").split("|") for line in str(results[0].content).splitlines()[2:]]
+    if not rows:
+        return AIMessage(content="I don't know.")
+    title, who = rows[0][1].strip(), rows[0][2].strip()
+    return AIMessage(content=f"{title} was directed by {who}." if who else f"I don't know who directed {title}.")
+
+
+def film_row_agent() -> Any:
+    """One row holds two entities (a film and its director): hiding one cannot be cut out of the row."""
+    return create_agent(ScriptedChatModel(policy=_row_policy), [film_table], name="film-rows")
+
+
 def _director_from_table(text: str) -> str | None:
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")] if "|" in line else None

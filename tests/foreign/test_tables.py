@@ -29,7 +29,7 @@ from graphtrail.tracer.extract import generic_extract
 from graphtrail.tracer.tables import find_tables
 
 from .oracle import check_against_oracle, load_records
-from .tables import film_kg, frame_agent, markdown_agent, trivia_agent
+from .tables import film_kg, film_row_agent, frame_agent, markdown_agent, trivia_agent
 from .test_oracle import CONDITIONS, OPTIONS
 from .world import questions
 
@@ -192,3 +192,14 @@ def test_table_cells_are_read_by_the_names_the_baselines_revealed() -> None:
     assert read_table_entities(marked, names, "names").citations == ["d1"]
     assert read_table_entities(traj, names, "markers").citations == ["m1"]
     assert read_table_entities(traj, EntityNames(), "names") is traj  # nothing known: nothing read, nothing changed
+
+
+def test_a_row_holding_a_kept_entity_makes_the_condition_invalid_naming_the_tool(tmp_path: Path) -> None:
+    """Hiding the director alone cannot be cut out of the film's row: invalid, the tool named; the rest equals the oracle."""
+    report = evaluate(film_row_agent(), questions(2), film_kg(), out_dir=tmp_path, **OPTIONS)
+    assert report.condition("baseline").accuracy == 1.0
+    loo = report.condition("leave_one_out")
+    assert not loo.valid and "the filter could not cut out only the hidden entities from tool 'film_table'" in loo.invalid_reason
+    assert report.condition("cited_removal").valid and report.condition("cited_removal").accuracy == 0.0
+    checked = check_against_oracle(report, tmp_path, film_row_agent)
+    assert {"cited_removal", "random_removal", "full_isolation"} <= set(checked) and "leave_one_out" not in checked
