@@ -2,7 +2,8 @@
 
 Entity extraction order (docs/architecture.md §2): the tool's artifact in
 graphtrail's shape -> a registered per-tool extractor -> a generic fallback over
-JSON/dict/list outputs, Python reprs, Cypher-style rows and ``Name (id: X)`` text.
+JSON/dict/list outputs, Python reprs, Cypher-style rows, tables with an id column and
+``Name (id: X)`` text.
 Whatever the route, an edge's endpoints count as revealed by that call too.
 Citation order (§3): an accepted ``submit_answer`` call -> ``[E:<id>]``-style
 text markers -> a user callable -> (in ``citations="names"`` mode, resolved in
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ._safety import warn_once
+from .tables import table_rows
 from .trajectory import Edge, Entity
 
 Extractor = Callable[[Any, dict[str, Any]], Any]
@@ -263,7 +265,8 @@ def generic_extract(output: Any) -> Found:
     2. a Python repr (``return str(rows)``), parsed with ``ast.literal_eval``, then as in 1;
     3. Cypher-style rows with no id key: ``{"p": {"name": ...}}`` or ``{"p.name": ...}``
        name an entity whose id is its ``name`` (or ``title``);
-    4. text: ``Christopher Nolan (id: p1)`` names entity ``p1``.
+    4. text: Markdown and fixed-width tables (:mod:`.tables`) whose rows have an id column,
+       as in 1; and ``Christopher Nolan (id: p1)``, which names entity ``p1``.
     """
     data = _parse_json_text(output)
     text: str | None = None
@@ -277,6 +280,7 @@ def generic_extract(output: Any) -> Found:
         if not found.entities and not found.edges:
             _visit_rows(data, 0, found, set(), [_FALLBACK_BUDGET])
     elif text is not None and len(text) <= _TEXT_LIMIT:
+        _visit(table_rows(text), 0, found, set(), set(), [_FALLBACK_BUDGET])  # Markdown/fixed-width rows with an id column
         _text_entities(text, found)
     return found
 

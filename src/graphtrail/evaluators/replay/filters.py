@@ -12,9 +12,10 @@ Three routes, in the order :func:`filter_tool_output` tries them:
 2. the generic filter (:func:`generic_filter`) for JSON text, dicts and lists
    whose items carry ``id`` / ``entity_id`` / ``node_id`` (entities) or
    ``source``/``target`` (edges); see docs/ablations.md for the exact rules;
-3. plain text: lines naming a hidden entity (by id, or by a name the artifact
-   revealed) are dropped and masked names replaced. This is a heuristic;
-   register a filter for plain-text tools.
+3. plain text: the smallest unit naming a hidden entity (by id, or by a name
+   the artifact or the baseline revealed) is cut: a table row (Markdown or
+   fixed-width, :mod:`.tablefilter`), else a line, sentence or list item; masked
+   names are replaced. This is a heuristic; register a filter for plain-text tools.
 
 These are plain functions of (output, filter); :mod:`.tools` runs them inside a
 tool call and :mod:`.interception` routes every tool call of a replay run there.
@@ -284,7 +285,11 @@ def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str]) -> s
     def names_hidden(part: str) -> bool:
         return any(p.search(part) for p in hidden_terms)
 
-    out = "".join(_cut(line, names_hidden) if names_hidden(line) else line for line in split_lines(text, keepends=True))
+    from .tablefilter import table_lines
+
+    table = table_lines(text, f, names) or {}  # a table's unit is its row: dropped whole, header kept
+    out = "".join(("" if table[i] else line) if i in table else (_cut(line, names_hidden) if names_hidden(line) else line)
+                  for i, line in enumerate(split_lines(text, keepends=True)))
     for eid in f.masked:
         name = names.get(eid)
         if name:

@@ -41,6 +41,7 @@ from .leaks import EntityNames, input_leaks
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 from .scope import FilterScope
 from .seen import SeenInputs, recording
+from .tabular import citation_mode, read_table_entities
 
 __all__ = [
     "ReplayJob",
@@ -63,7 +64,8 @@ class ReplayJob:
     #: All trials share trial 0's reuse namespace: only for a deterministic model, whose
     #: repeated samples are identical by definition (see ``evaluate(deterministic=...)``).
     shared_trials: bool = False
-    #: names and aliases of entities, for the model-input check (:mod:`.leaks`); None: ids only
+    #: names and aliases of entities, for the model-input check (:mod:`.leaks`) and for reading and
+    #: filtering tables (:mod:`.tabular`, :mod:`.tablefilter`); None: ids only
     names: EntityNames | None = None
 
     @property
@@ -268,6 +270,7 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
         if not job.graph_filter.is_empty:  # every tool call of the run goes through the filter
             names = job.baseline.entity_names if job.baseline is not None else None
             scope = stack.enter_context(filtering(job.graph_filter, names))
+            scope.entity_names = job.names
         seen = stack.enter_context(recording())  # what the model was given and which model answered
         stack.enter_context(use_trial(job.key.trial))  # sampled (simulated) models draw trial k's sample
         counters = (
@@ -280,8 +283,8 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
         except Exception as exc:  # the agent's failure is a result, not a crash of the evaluation
             error = exc
         wall = time.perf_counter() - start
-        if cap is not None:
-            trajectory = cap.last
+        if cap is not None:  # entities the tools' tables named, by the names the evaluation knows (.tabular)
+            trajectory = read_table_entities(cap.last, job.names, citation_mode(runner.agent))
     return _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory), seen)
 
 

@@ -29,6 +29,8 @@ class FilterScope:
         self.graph_filter = graph_filter
         #: id -> name of entities the baseline run saw; lets the plain-text filter drop lines naming them.
         self.names = dict(names or {})
+        #: every name the evaluation knows (KG and baselines), for reading table cells (:mod:`.tablefilter`); None: ``names`` only
+        self.entity_names: Any = None
         self.routed: Counter[str] = Counter()
         #: tool -> calls whose filter removed entities the condition keeps (:mod:`.overfilter`)
         self.over_filtered: Counter[str] = Counter()

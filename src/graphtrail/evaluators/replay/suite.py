@@ -26,6 +26,7 @@ from .leaks import EntityNames
 from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
+from .tabular import citation_mode, read_table_entities
 from .textleaks import revealed_descriptions
 
 __all__ = ["Evaluation", "replay_suite"]
@@ -93,6 +94,7 @@ def _condition_jobs(
     wanted: list[str],
     kg: Any,
     key: _Keys,
+    names: EntityNames,
     *,
     trials: int,
     seed: int,
@@ -102,13 +104,7 @@ def _condition_jobs(
     """Every condition's jobs, from each question's baseline trial 0; and the questions skipped, with why."""
     jobs: list[ReplayJob] = []
     skipped: dict[str, str] = {}
-    revealed: dict[str, list[str]] = {}  # names every baseline revealed: the model-input check looks for them
-    for base in baselines.values():
-        if base.trajectory is not None:
-            for eid, name in base.trajectory.entity_names.items():
-                revealed.setdefault(eid, []).append(name)
     traces = [b.trajectory for b in baselines.values() if b.trajectory is not None and b.status != "error"]
-    names = EntityNames(kg, revealed, revealed_descriptions(traces))
     pool = revealed_pool(traces) if kg is None else None
     no_control = False
     for q in questions:
@@ -142,6 +138,34 @@ def _condition_jobs(
     if no_control:  # a control drawn for some questions only is no control: refuse it whole
         jobs = [j for j in jobs if j.key.condition != "random_removal"]
     return jobs, skipped, no_control
+
+
+def known_names(kg: Any, baselines: Sequence[RunRecord]) -> EntityNames:
+    """The KG's names and every name the baselines' tools revealed: what the model-input check and the table reader look for."""
+    revealed: dict[str, list[str]] = {}
+    for base in baselines:
+        if base.trajectory is not None:
+            for eid, name in base.trajectory.entity_names.items():
+                revealed.setdefault(eid, []).append(name)
+    traces = [b.trajectory for b in baselines if b.trajectory is not None and b.status != "error"]
+    return EntityNames(kg, revealed, revealed_descriptions(traces))
+
+
+def read_baseline_tables(records: list[RunRecord], names: EntityNames, mode: Any, cache: RunCache) -> list[RunRecord]:
+    """``records`` with the entities their tools' tables named, by every name the evaluation knows (:mod:`.tabular`).
+
+    A baseline run is read when it finishes with the KG's names only; the names
+    its sibling runs revealed are known once all have finished. A record that
+    gains entities replaces its cached line (the last line of a key wins).
+    """
+    out = []
+    for record in records:
+        read = read_table_entities(record.trajectory, names, mode)
+        if read is not record.trajectory and read is not None:
+            record = record.model_copy(update={"trajectory": read, "citations": list(read.citations), "answer": read.answer})
+            cache.add(record)
+        out.append(record)
+    return out
 
 
 #: A KG sharing less than this share of the entities the agent's tools revealed is not the agent's graph.
@@ -195,12 +219,14 @@ async def replay_suite(
         run = functools.partial(replay, runner, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score,
                                 on_done=bar.done, check_model=True)
         # 1. baselines: trial 0 of each question defines its conditions
+        kg_names = EntityNames(kg) if kg is not None else None  # tables in tool outputs are read by the KG's names
         base_jobs = [
             ReplayJob(
                 key=key(str(question_field(q, "id")), "baseline", trial=t),
                 question=question_field(q, "question"),
                 question_obj=q,
                 shared_trials=shared_trials,
+                names=kg_names,
             )
             for t in range(repeats)
             for q in questions
@@ -211,13 +237,15 @@ async def replay_suite(
         for rec in base_records:
             baseline_answers[rec.key.question_id] = rec.answer
         base_records += await run([j for j in base_jobs if j.key.trial != 0])
+        names = known_names(kg, base_records)
+        base_records = read_baseline_tables(base_records, names, citation_mode(runner.agent), cache)
 
         # 2. conditions, from each question's baseline trial 0
         by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
         wanted, not_applicable = _applicable(conditions, by_q)
         check_kg_overlap(kg, by_q)
         jobs, skipped, no_control = _condition_jobs(
-            questions, by_q, wanted, kg, key, trials=trials, seed=seed, n_subsets=n_subsets, shared_trials=shared_trials
+            questions, by_q, wanted, kg, key, names, trials=trials, seed=seed, n_subsets=n_subsets, shared_trials=shared_trials
         )
         if no_control:
             not_applicable["random_removal"] = NO_RANDOM_CONTROL

@@ -72,6 +72,7 @@ def assemble_report(
         paper_reference=scored.paper_reference,
         correctness=scored.correctness or (meta or {}).get("correctness") or DEFAULT_CORRECTNESS,
         cited_nothing=scored.cited_nothing,
+        unread_tools=scored.unread_tools,
     )
     report.traversal = pick_traversal(report, scored.runs, scored.questions_by_id, kg, traversal_question)
     return report

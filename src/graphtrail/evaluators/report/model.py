@@ -62,6 +62,8 @@ class Report(BaseModel):
     correctness: str = DEFAULT_CORRECTNESS
     #: no baseline run cited any entity: the citation conditions are NO_CITATIONS
     cited_nothing: bool = False
+    #: tools whose outputs revealed no entity in any baseline run while other tools' did: influence not measured
+    unread_tools: list[str] = Field(default_factory=list)
 
     def condition(self, name: str) -> ConditionRow | None:
         return next((c for c in self.conditions if c.condition == name), None)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..records import NO_CITATIONS
 from ..scoring.coverage import banner_sentences
+from ..scoring.unread import unread_sentence
 from ..scoring.findings import findings, hidden_influencers
 from ..scoring.judges import JUDGE_TEXT, normalize
 from .goldfree import (CHANGE_OVER_NOISE, CHANGE_OVER_NOISE_TEXT, GOLD_FREE_LINE, accuracy_header, changed_table,
@@ -313,6 +314,8 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     out += _md_banner(report)
     if (nothing := cited_nothing_line(report)) is not None:
         out += [f"**{_md(nothing)}**", ""]
+    if (unread := unread_sentence(report.unread_tools)) is not None:
+        out += [f"**{_md(unread)}**", ""]
     out += [_md(judge_line(report)), ""]
     found = findings(report)
     if found:
@@ -523,6 +526,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         f'<p class="note" id="meta">{_e(_meta_line(report))} · schema {_e(report.schema_version)}</p>',
         _html_banner(report),
         *([f'<p class="warn" id="cited-nothing">{_e(cited_nothing_line(report))}</p>'] if report.cited_nothing else []),
+        *([f'<p class="warn" id="unread-tools">{_e(unread_sentence(report.unread_tools))}</p>'] if report.unread_tools else []),
         f'<p class="note" id="judge">{_e(judge_line(report))}</p>',
         _findings_html(report),
         _hidden_html(report, names),

@@ -16,6 +16,7 @@ from ..records import CITATION_CONDITIONS, NO_CITATIONS, RunRecord, question_fie
 from .aggregate import ordered_conditions
 from .conditions import condition_rows, power_notes
 from .coverage import mark_rows
+from .unread import unread_tools
 from .judges import Judge, apply_judges, normalize
 from .metrics import Runs, baseline_record, group_runs
 from .questions import overall_scores, question_rows
@@ -38,6 +39,7 @@ class Scored:
     scores: Scores
     stats: Stats
     cited_nothing: bool  # no baseline run cited any entity: the citation conditions are NO_CITATIONS
+    unread_tools: list[str]  # tools whose outputs revealed no entity while other tools' did (.unread)
     paper_reference: bool
     correctness: str | None  # as asked for; None: the default judge (or the one the run's meta names)
 
@@ -119,4 +121,5 @@ def score_records(
     return Scored(
         records=recs, runs=runs, questions_by_id=by_id, conditions=rows, questions=q_rows, entities=entity_rows,
         scores=scores, stats=stats, cited_nothing=cited_nothing, paper_reference=paper_reference, correctness=correctness,
+        unread_tools=unread_tools(recs),
     )

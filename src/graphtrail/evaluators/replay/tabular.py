@@ -1,0 +1,107 @@
+"""Entities in tables without ids: read from a run's tool outputs by the names the evaluation knows.
+
+A tool answering with a Markdown table or ``DataFrame.to_string()`` text names
+its entities in cells. The tracer reads such a table only when it has an id
+column (:mod:`graphtrail.tracer.tables`): it knows no graph. The evaluation
+does: the KG's names and aliases, and the names the baseline runs' tools
+revealed (:class:`~.leaks.EntityNames`). Here each cell of each table row of a
+step's output (what the model was given: in an ablation run, the filtered
+output) is read with that one phrase matcher (whole words, Unicode-normalised,
+longest name first), and every entity a cell names without doubt (a name two
+entities bear is skipped) is added to the step, as if the tool had returned it.
+
+So a table-writing agent's visited set, its citations' sources (source support,
+grounded citations) and the conditions built from them are those of what the
+tool really showed. When the answer's citations were read by name (the tracer's
+``citations="names"`` mode, its default: the tracer's citations are exactly what
+reading by name gives with the entities it knew), they are read again with the
+entities the tables named; markers and ``submit_answer`` citations stand as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ...tracer.tables import find_tables
+from ...tracer.trajectory import Entity, Trajectory
+from .leaks import EntityNames
+
+__all__ = ["table_entities", "read_table_entities", "citation_mode"]
+
+
+def table_entities(text: str | None, names: EntityNames) -> list[str]:
+    """Ids of the entities the table rows of ``text`` name (by id or by a known name), in order."""
+    if not text or "\n" not in text:
+        return []
+    found: dict[str, None] = {}
+    for table in find_tables(text):
+        for row in table.rows:
+            for cell in row.values():
+                if not cell:
+                    continue
+                for match in names.matches(cell):
+                    ids = {eid for eid, _ in match}
+                    if len(ids) == 1:  # a name two entities bear says neither
+                        found.setdefault(next(iter(ids)), None)
+    return list(found)
+
+
+def _name(eid: str, names: EntityNames) -> str | None:
+    known = names.of(eid)
+    return known[0] if known else None
+
+
+def read_table_entities(trajectory: Trajectory | None, names: EntityNames | None, mode: Any = None) -> Trajectory | None:
+    """``trajectory`` with the entities its tools' tables named added to their steps (the same object if none).
+
+    ``mode``: the agent's citation mode (``None``: unknown, citations are not read again).
+    """
+    if trajectory is None or names is None:
+        return trajectory
+    steps = []
+    added = False
+    for step in trajectory.steps:
+        have = set(step.entity_ids)
+        new = [e for e in table_entities(step.output, names) if e not in have] if step.error is None else []
+        if new:
+            added = True
+            step = step.model_copy(update={"entities": [*step.entities, *(Entity(id=e, name=_name(e, names)) for e in new)]})
+        steps.append(step)
+    if not added:
+        return trajectory
+    update: dict[str, Any] = {"steps": steps}
+    if mode is not None and mode != "markers" and trajectory.answer and trajectory.status == "ok":
+        cited = _read_citations(trajectory, steps, mode)
+        if cited is not None:
+            update["citations"] = cited
+    return trajectory.model_copy(update=update)
+
+
+def _resolve(answer: str, steps: Iterable[Any], mode: Any) -> list[str] | None:
+    from ...tracer.citations import known_names, resolve_citations
+
+    try:
+        return resolve_citations(answer, known_names(e for s in steps for e in s.entities), mode)[1]
+    except Exception:  # noqa: BLE001 - a user's citation rule: its failure leaves the run as the tracer saw it
+        return None
+
+
+def _read_citations(trajectory: Trajectory, steps: list[Any], mode: Any) -> list[str] | None:
+    """The answer's citations read by name again, with the entities the tables named; ``None``: keep the tracer's.
+
+    Only when the tracer's citations are exactly what reading by name found with
+    the entities it knew (so they came from names, not from markers or a
+    ``submit_answer`` call, which stand as the agent gave them).
+    """
+    if _resolve(trajectory.answer or "", trajectory.steps, mode) != list(trajectory.citations):
+        return None
+    cited = _resolve(trajectory.answer or "", steps, mode)
+    return cited if cited and cited != list(trajectory.citations) else None
+
+
+def citation_mode(agent: Any) -> Any:
+    """The citation mode of a traced agent (``None`` when it cannot be told)."""
+    handler = getattr(agent, "graphtrail_handler", None)
+    options = getattr(handler, "options", None)
+    return getattr(options, "citations", None)
