@@ -210,3 +210,87 @@ def test_exact_postings_equal_a_dict_of_lists(labels: list[str]) -> None:
         reference.setdefault(label, []).append(j)
     for label in {*labels, "absent"}:
         assert list(postings.get(label, ())) == reference.get(label, [])
+
+
+# --------------------------------------------------------------------------- GraphML
+
+GRAPHML_BY_HAND = """<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <desc>hand-written</desc>
+  <key id="n" for="node" attr.name="name" attr.type="string"><default>unnamed</default></key>
+  <key id="t" for="node" attr.name="type" attr.type="int"/>
+  <key id="al" for="node" attr.name="aliases"/>
+  <key id="r" for="edge" attr.name="label" attr.type="string"/>
+  <key id="w" for="edge" attr.name="weight" attr.type="double"/>
+  <key id="b" for="all" attr.name="flag" attr.type="boolean"/>
+  <key id="d" for="edge" attr.name="description" attr.type="string"/>
+  <graph id="G" edgedefault="directed">
+    <data key="n">the graph's own name</data>
+    <node id="b"><data key="n">Bee &amp; co</data><data key="t">3</data><data key="b">TRUE</data></node>
+    <node id="a"><desc>first letter</desc><data key="n"><![CDATA[Al<pha>]]></data><data key="al">A; Alf</data></node>
+    <edge source="a" target="z" id="knows"/>
+    <edge source="a" target="b"><data key="r">likes</data><data key="w">0.5</data></edge>
+    <!-- a comment between edges -->
+    <edge source="b" target="a" id="e7"><data key="d">back</data></edge>
+    <edge source="a" target="z" id="12"><data key="r"></data></edge>
+    <node id="c"/>
+    <edge source="y" target="a"><data key="r">from y</data></edge>
+    <edge source="a" target="b" id="x2"><data key="r">likes</data><data key="d">again</data></edge>
+    <edge source="c" target="c"/>
+  </graph>
+</graphml>
+"""
+
+
+def _graphml_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple, tuple]:
+    from graphtrail.kg.loaders import graphml as graphml_mod
+    from graphtrail.kg.loaders.graphml_stream import read_graphml_columns
+
+    read_graphml_columns(path.read_bytes())  # the stream reader takes this file (raises Unusual otherwise)
+    streamed = _snapshot(load_kg(path, communities=False))
+
+    def refuse(raw: bytes) -> None:
+        raise graphml_mod.Unusual("the networkx path, for reference")
+
+    monkeypatch.setattr(graphml_mod, "read_graphml_columns", refuse)
+    return streamed, _snapshot(load_kg(path, communities=False))
+
+
+def test_graphml_stream_equals_networkx_on_a_hand_written_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "g.graphml"
+    path.write_text(GRAPHML_BY_HAND, encoding="utf-8")
+    streamed, reference = _graphml_both_ways(path, monkeypatch)
+    assert streamed == reference
+    entities = {e.id: e for e in streamed[0]}
+    assert entities["b"].name == "Bee & co" and entities["b"].type == "3" and entities["a"].name == "Al<pha>"
+    assert [e.id for e in streamed[0]] == ["b", "a", "c", "z", "y"], "declared nodes first, then edge ends"
+
+
+def test_graphml_stream_equals_networkx_on_a_saved_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphtrail.kg import save_kg
+
+    rng = random.Random(11)
+    kg = KnowledgeGraph(name="g")
+    for i in range(200):
+        kg.add_entity(f"n{i}", f"Node {i}", rng.choice(["a", "b"]), rng.choice(["", "about"]), [f"N{i}"] if i % 4 == 0 else [])
+    for _ in range(1500):
+        kg.add_relation(f"n{rng.randrange(220)}", f"r{rng.randrange(3)}", f"n{rng.randrange(220)}", rng.choice(["", "d"]))
+    path = save_kg(kg, tmp_path / "g.graphml")
+    streamed, reference = _graphml_both_ways(path, monkeypatch)
+    assert streamed == reference and len(streamed[1]) == kg.number_of_relations()
+
+
+@pytest.mark.parametrize("change", [
+    ('edgedefault="directed"', 'edgedefault="undirected"'),  # networkx reorients undirected edges
+    ('<graphml xmlns', '<!DOCTYPE graphml>\n<graphml xmlns'),
+    ('<node id="c"/>', '<node id="c"><port name="p"/></node>'),
+    ('<node id="c"/>', '<node id="a"/>'),  # a repeated node: networkx merges its attributes
+    ('id="x2"', 'id="12"'),  # the same key twice between the same nodes: networkx merges the edges
+    ('<data key="t">3</data>', '<data key="t">three</data>'),  # networkx's error names the value
+    ('<data key="r">likes</data><data key="w">', '<data key="q">likes</data><data key="w">'),  # an undeclared key
+])
+def test_graphml_stream_leaves_the_unusual_to_networkx(change: tuple[str, str]) -> None:
+    from graphtrail.kg.loaders.graphml_stream import Unusual, read_graphml_columns
+
+    with pytest.raises(Unusual):
+        read_graphml_columns(GRAPHML_BY_HAND.replace(*change, 1).encode())
