@@ -294,3 +294,17 @@ def test_graphml_stream_leaves_the_unusual_to_networkx(change: tuple[str, str]) 
 
     with pytest.raises(Unusual):
         read_graphml_columns(GRAPHML_BY_HAND.replace(*change, 1).encode())
+
+
+def test_node_link_and_graphml_load_the_same_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyarrow is optional (graphtrail[graphrag]): without it the loaders add relations one by one, to the same graph."""
+    import sys
+
+    (tmp_path / "g.json").write_text(json.dumps(DOC), encoding="utf-8")
+    (tmp_path / "g.graphml").write_text(GRAPHML_BY_HAND, encoding="utf-8")
+    with_pyarrow = [_snapshot(load_kg(tmp_path / name, communities=False)) for name in ("g.json", "g.graphml")]
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # makes ``import pyarrow`` raise ImportError
+    monkeypatch.setitem(sys.modules, "pyarrow.compute", None)
+    without = [_snapshot(load_kg(tmp_path / name, communities=False)) for name in ("g.json", "g.graphml")]
+    assert without == with_pyarrow
+    assert load_kg(tmp_path / "g.json", communities=False).search_entities("Alpha")[0][0].id == "a"

@@ -68,10 +68,14 @@ def add_triples(kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, desc
 
     ``resolve`` maps a raw head or tail value to an entity id (an entity
     table's name lookup); ``None``: every value is its own id. ``False``
-    (nothing added) for a graph too large to code its triples in 64 bits.
+    (nothing added) for a graph too large to code its triples in 64 bits, or
+    without pyarrow (an optional dependency): the caller then adds them one by one.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return False
 
     def chunked(values: Any) -> Any:
         if isinstance(values, pa.ChunkedArray):

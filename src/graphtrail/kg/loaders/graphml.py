@@ -55,7 +55,7 @@ def load_graphml(path: PathLike) -> KnowledgeGraph:
     kg._store.add_entities(*columns)
     ends = _edge_columns(*edges)
     if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None):
-        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs
+        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs, or no pyarrow
             kg.add_relation(source, relation, target, description)
     return kg
 

@@ -144,8 +144,11 @@ def _in_networkx_order(
     node_ids: list[str], node_data: list[dict[str, Any]], sources: list[str], targets: list[str],
     edge_ids: list[str | None], edge_data: list[dict[str, Any]],
 ) -> tuple[list[tuple[str, dict[str, Any]]], tuple[list[Any], ...]]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:  # pyarrow is optional: networkx reads the file
+        raise Unusual("no pyarrow") from None
 
     nodes = list(zip(node_ids, node_data))
     n = len(sources)

@@ -242,7 +242,7 @@ def kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
             kg.add_entity(*values)
     ends = _edge_columns(edges, edge_key, filename)
     if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None):
-        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs
+        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs, or no pyarrow
             kg.add_relation(source, relation, target, description)
     units = doc.get("text_units") or []
     if not isinstance(units, list):
