@@ -63,11 +63,17 @@ def _first_appearance_codes(heads: Any, tails: Any) -> tuple[Any, Any, list[str]
     return codes[0::2], codes[1::2], encoded.dictionary.to_pylist()
 
 
-def add_triples(kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, resolve: Any = None) -> bool:
+def add_triples(
+    kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, resolve: Any = None,
+    coded: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
+) -> bool:
     """Add the triples in three string columns (pyarrow arrays or lists) and optional descriptions.
 
     ``resolve`` maps a raw head or tail value to an entity id (an entity
-    table's name lookup); ``None``: every value is its own id. ``False``
+    table's name lookup); ``None``: every value is its own id. ``coded``:
+    the heads and tails already as positions in a list of distinct ids
+    ``(head positions, tail positions, ids)`` (a reader that numbered them
+    while parsing), so they are not encoded again. ``False``
     (nothing added) for a graph too large to code its triples in 64 bits, or
     without pyarrow (an optional dependency): the caller then adds them one by one.
     """
@@ -82,11 +88,11 @@ def add_triples(kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, desc
             return values
         return pa.chunked_array([values if isinstance(values, pa.Array) else pa.array(values, type=pa.string())])
 
-    heads, relations, tails = chunked(heads), chunked(relations), chunked(tails)
+    relations = chunked(relations)
     if description_column is not None:
         description_column = chunked(description_column)
-    n = len(heads)
-    src, dst, ids = _first_appearance_codes(heads, tails)
+    n = len(relations)
+    src, dst, ids = coded if coded is not None else _first_appearance_codes(chunked(heads), chunked(tails))
     rel_encoded = pc.dictionary_encode(relations).combine_chunks()
     rel_codes = rel_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     rel_labels = rel_encoded.dictionary.to_pylist()

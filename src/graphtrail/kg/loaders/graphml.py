@@ -53,8 +53,9 @@ def load_graphml(path: PathLike) -> KnowledgeGraph:
         )):  # fmt: skip
             column.append(value)
     kg._store.add_entities(*columns)
-    ends = _edge_columns(*edges)
-    if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None):
+    ends = _edge_columns(*edges[:4])
+    coded = (edges[4], edges[5], columns[0]) if edges[4] is not None else None  # ends already numbered by the stream
+    if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None, coded=coded):
         for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs, or no pyarrow
             kg.add_relation(source, relation, target, description)
     return kg
@@ -83,7 +84,7 @@ def _edge_columns(sources: list[Any], targets: list[Any], keys: list[Any], datas
     return as_text(sources), relations, as_text(targets), descriptions
 
 
-def _read_with_networkx(path: Path) -> tuple[list[tuple[Any, dict[str, Any]]], tuple[list[Any], ...]]:
+def _read_with_networkx(path: Path) -> tuple[list[tuple[Any, dict[str, Any]]], tuple[Any, ...]]:
     try:
         g = nx.read_graphml(path, force_multigraph=True)
     except ParseError as exc:
@@ -92,7 +93,8 @@ def _read_with_networkx(path: Path) -> tuple[list[tuple[Any, dict[str, Any]]], t
     except (nx.NetworkXError, ValueError, KeyError) as exc:
         raise KGError(f"{path.name}: invalid GraphML: {exc}") from None
     edges = list(g.edges(keys=True, data=True))
-    return list(g.nodes(data=True)), tuple(list(column) for column in zip(*edges)) if edges else ([], [], [], [])
+    columns = tuple(list(column) for column in zip(*edges)) if edges else ([], [], [], [])
+    return list(g.nodes(data=True)), (*columns, None, None)
 
 
 def save_graphml(kg: KnowledgeGraph, path: Path) -> Path:

@@ -57,7 +57,8 @@ def _edge_key(edge_id: str | None, data: dict[str, Any]) -> Any:
 
 
 def read_graphml_columns(raw: bytes) -> tuple[list[tuple[str, dict[str, Any]]], tuple[list[Any], ...]]:
-    """``(nodes, edges)`` in networkx's order: ``(id, data)`` pairs, and edge columns (sources, targets, keys, data); :class:`Unusual` otherwise."""
+    """``(nodes, edges)`` in networkx's order: ``(id, data)`` pairs, and edge columns (sources, targets, keys, data,
+    source positions, target positions in ``nodes``); :class:`Unusual` otherwise."""
     import pyexpat
 
     keys: dict[str, tuple[str, Any]] = {}
@@ -68,17 +69,23 @@ def read_graphml_columns(raw: bytes) -> tuple[list[tuple[str, dict[str, Any]]], 
     edge_ids: list[str | None] = []
     edge_data: list[dict[str, Any]] = []
     stack: list[str] = []
-    state: dict[str, Any] = {"data": None, "key": None, "text": [], "graphs": 0}
+    graphs = 0
+    data: dict[str, Any] | None = None  # the open <data>'s owner's attributes
+    key: str | None = None
+    text: list[str] = []
+    parser = pyexpat.ParserCreate(namespace_separator=" ")
 
     def start(name: str, attrs: dict[str, str]) -> None:
+        nonlocal data, key, text, graphs
         parent = stack[-1] if stack else None
         stack.append(name)
         if name == _DATA and parent in (_NODE, _EDGE, _GRAPH):
             key = attrs.get("key")
             if key not in keys:
                 raise Unusual("undeclared data key")
-            state["key"], state["text"] = key, []
-            state["data"] = node_data[-1] if parent == _NODE else edge_data[-1] if parent == _EDGE else {}
+            data = node_data[-1] if parent == _NODE else edge_data[-1] if parent == _EDGE else {}
+            text = []
+            parser.CharacterDataHandler = text.append  # text is collected only inside <data>, without a Python call
         elif name == _EDGE and parent == _GRAPH:
             source, target = attrs.get("source"), attrs.get("target")
             if source is None or target is None or "directed" in attrs:
@@ -98,8 +105,8 @@ def read_graphml_columns(raw: bytes) -> tuple[list[tuple[str, dict[str, Any]]], 
                 raise Unusual("key")
             keys[attrs.get("id")] = (attrs["attr.name"], _TYPES[attrs.get("attr.type", "string")])  # type: ignore[index]
         elif name == _GRAPH and parent == _GRAPHML:
-            state["graphs"] += 1
-            if state["graphs"] > 1 or attrs.get("edgedefault") != "directed":
+            graphs += 1
+            if graphs > 1 or attrs.get("edgedefault") != "directed":
                 raise Unusual("graph")
         elif (name == _GRAPHML and parent is None) or (name == _DESC and parent != _DATA):
             pass
@@ -109,33 +116,29 @@ def read_graphml_columns(raw: bytes) -> tuple[list[tuple[str, dict[str, Any]]], 
             raise Unusual(name)
 
     def end(name: str) -> None:
+        nonlocal data
         stack.pop()
-        if name == _DATA and state["data"] is not None:
-            text = "".join(state["text"])
-            if text:
-                data_name, kind = keys[state["key"]]
-                state["data"][data_name] = _convert(kind, text)
-            state["data"] = None
-
-    def chars(text: str) -> None:
-        if state["data"] is not None:
-            state["text"].append(text)
+        if data is not None and name == _DATA:
+            parser.CharacterDataHandler = None
+            value = "".join(text)
+            if value:
+                data_name, kind = keys[key]  # type: ignore[index]
+                data[data_name] = _convert(kind, value)
+            data = None
 
     def doctype(*_: Any) -> None:
         raise Unusual("DOCTYPE")
 
-    parser = pyexpat.ParserCreate(namespace_separator=" ")
     parser.buffer_text = True
     parser.buffer_size = 1 << 16
     parser.StartDoctypeDeclHandler = doctype
     parser.StartElementHandler = start
     parser.EndElementHandler = end
-    parser.CharacterDataHandler = chars
     try:
         parser.Parse(raw, True)
     except (pyexpat.ExpatError, KeyError, ValueError, TypeError) as exc:
         raise Unusual(str(exc)) from None
-    if state["graphs"] != 1 or len(set(node_ids)) < len(node_ids):
+    if graphs != 1 or len(set(node_ids)) < len(node_ids):
         raise Unusual("graphs or repeated node ids")
     return _in_networkx_order(node_ids, node_data, sources, targets, edge_ids, edge_data)
 
@@ -153,7 +156,7 @@ def _in_networkx_order(
     nodes = list(zip(node_ids, node_data))
     n = len(sources)
     if not n:
-        return nodes, ([], [], [], [])
+        return nodes, ([], [], [], [], None, None)
     keyed_data = any("key" in d for d in edge_data)  # an edge without an id is keyed by its 'key' attribute
     edge_keys = [_edge_key(i, d) for i, d in zip(edge_ids, edge_data)] if keyed_data or any(edge_ids) else [None] * n
     # Nodes: the declared ones, then edge ends in order of first appearance (source, target, source, ...).
@@ -186,4 +189,4 @@ def _in_networkx_order(
         column[:] = values
         return column[order].tolist()
 
-    return nodes, (ordered(sources), ordered(targets), ordered(edge_keys), ordered(edge_data))
+    return nodes, (ordered(sources), ordered(targets), ordered(edge_keys), ordered(edge_data), u[order], v[order])
