@@ -30,6 +30,7 @@ import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 from .arrays import distinct
+from .postings import ExactPostings, gram_postings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .records import EntityRecord
@@ -164,7 +165,7 @@ def scan_entities(
 
 def _gram_keys(text: str) -> np.ndarray:
     """Character bigrams of ``" " + text + " "`` (two code points packed in an int64)."""
-    cps = np.frombuffer((" " + text + " ").encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    cps = np.frombuffer((" " + text + " ").encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
     return (cps[:-1] << 21) | cps[1:]
 
 
@@ -216,7 +217,7 @@ class EntityIndex:
 
     def __init__(self, ids: Sequence[str], names: Sequence[str], types: Sequence[str], aliases: Sequence[tuple[str, ...]]):
         # Labels: each entity's name, then its aliases (label_pos 0, 1, ...), in entity order.
-        counts = np.fromiter((1 + len(a) for a in aliases), dtype=np.int64, count=len(aliases))
+        counts = np.fromiter(map(len, aliases), dtype=np.int64, count=len(aliases)) + 1
         raw_labels: list[str] = [label for name, alias in zip(names, aliases) for label in (name, *alias)]
         starts = np.cumsum(counts) - counts
         self.ids = ids
@@ -230,47 +231,27 @@ class EntityIndex:
         self._type_masks: dict[str, np.ndarray] = {}
 
         # Exact matches of the processed label (covers short labels, which only match exactly).
-        self.exact: dict[str, list[int]] = {}
-        for j, label in enumerate(self.labels):
-            self.exact.setdefault(label, []).append(j)
+        self.exact = ExactPostings(self.labels)
         # Short raw labels: codes (any position, matched in capitals) and short names (matched in any case).
         self.codes_exact: dict[str, list[int]] = {}
         self.codes_folded: dict[str, list[int]] = {}
-        for j, label in enumerate(raw_labels):
-            if len(label) <= CODE_MAX_LEN:
-                self.codes_exact.setdefault(label, []).append(j)
-                if label_pos[j] == 0:
-                    self.codes_folded.setdefault(label.casefold(), []).append(j)
-        self.fuzzy_ok = np.fromiter((len(label) > CODE_MAX_LEN for label in self.labels), dtype=bool, count=len(self.labels))
+        raw_lengths = np.fromiter(map(len, raw_labels), dtype=np.int64, count=len(raw_labels))
+        for j in np.flatnonzero(raw_lengths <= CODE_MAX_LEN).tolist():
+            label = raw_labels[j]
+            self.codes_exact.setdefault(label, []).append(j)
+            if label_pos[j] == 0:
+                self.codes_folded.setdefault(label.casefold(), []).append(j)
+        self.fuzzy_ok = np.fromiter(map(len, self.labels), dtype=np.int64, count=len(self.labels)) > CODE_MAX_LEN
 
         # Character bigrams -> label postings (CSR over the sorted distinct keys). Bigrams, not
         # trigrams: a transposition in a five-letter name ("Aubja" for "Abuja") leaves no trigram.
-        sep = "\x00"
-        joined = sep.join(" " + label + " " for label in self.labels)
-        cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
-        lengths = np.fromiter((len(label) + 2 for label in self.labels), dtype=np.int64, count=len(self.labels))
-        owner = np.repeat(np.arange(len(self.labels), dtype=np.int64), lengths + 1)[: len(cps)]
-        keys = (cps[:-1] << 21) | cps[1:]
-        valid = (cps[:-1] != 0) & (cps[1:] != 0)
-        keys, posting = keys[valid], owner[:-1][valid]
-        n_labels = max(len(self.labels), 1)
-        if len(keys) and int(keys.max()) < (1 << 62) // n_labels:
-            packed = distinct(keys * n_labels + posting)  # one sort: by bigram, then label, duplicates gone
-            keys, posting = packed // n_labels, packed % n_labels
-        else:  # no bigrams, or astronomically many labels: sort by bigram only, duplicates kept
-            order = np.argsort(keys, kind="stable")
-            keys, posting = keys[order], posting[order]
-        self.gram_count = np.bincount(posting, minlength=len(self.labels)).astype(np.float64)
-        starts = np.flatnonzero(np.diff(keys, prepend=-1)) if len(keys) else np.zeros(0, dtype=np.int64)
-        self.tri_keys = keys[starts]
-        self.tri_ptr = np.append(starts, len(keys))
-        self.tri_post = posting
+        self.gram_count, self.tri_keys, self.tri_ptr, self.tri_post = gram_postings(self.labels)
 
         # Words: each label under its rarest word (for "label words are all query words"), and a
         # sorted vocabulary with postings (for "every query word starts a label word").
         vocab, wid, lab = _word_postings(self.labels)
         self.vocab = vocab
-        self.word_index = {w: k for k, w in enumerate(vocab)}
+        self.word_index = dict(zip(vocab, range(len(vocab))))
         self.word_post = lab
         self.word_ptr = np.searchsorted(wid, np.arange(len(vocab) + 1))
         # The rarest word of each label (ties: alphabetically first; word ids follow the sorted vocabulary).

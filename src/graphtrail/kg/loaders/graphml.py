@@ -1,4 +1,4 @@
-"""GraphML, read and written through networkx.
+"""GraphML: read by expat into columns (:mod:`.graphml_stream`), or by networkx for what that does not cover; written by networkx.
 
 Aliases travel as one ``;``-separated attribute; an edge's relation is its
 ``relation``/``label``/``predicate``/``type`` attribute, else a meaningful key.
@@ -16,7 +16,8 @@ import networkx as nx
 from ..errors import KGError
 from ..fields import ALIAS_SEPARATOR, DEFAULT_RELATION, parse_aliases
 from ..graph import KnowledgeGraph
-from .bulk import add_triples
+from .bulk import add_triples, gc_paused
+from .graphml_stream import Unusual, read_graphml_columns
 from .paths import PathLike, graph_name
 
 __all__ = ["load_graphml", "save_graphml"]
@@ -34,17 +35,15 @@ def load_graphml(path: PathLike) -> KnowledgeGraph:
     """GraphML with node attributes name/title/label, type, description, aliases and edge relation/label."""
     path = Path(path)
     try:
-        g = nx.read_graphml(path, force_multigraph=True)
-    except ParseError as exc:
-        line, column = exc.position
-        raise KGError(f"{path.name} line {line} column {column + 1}: invalid GraphML (XML parse error: {exc.msg if hasattr(exc, 'msg') else exc})") from None
-    except (nx.NetworkXError, ValueError, KeyError) as exc:
-        raise KGError(f"{path.name}: invalid GraphML: {exc}") from None
-    kg = KnowledgeGraph(name=graph_name(path))
-    if "" in g:  # networkx keeps <node id=""/>; every other format refuses an empty id
+        with gc_paused():  # millions of small dicts and tuples, no cycles
+            nodes, edges = read_graphml_columns(path.read_bytes())
+    except Unusual:  # networkx reads it (and names what is wrong), as it always did
+        nodes, edges = _read_with_networkx(path)
+    if any(node == "" for node, _ in nodes):  # networkx keeps <node id=""/>; every other format refuses an empty id
         raise KGError(f"{path.name}: a <node> with an empty id; every node needs a non-empty id")
+    kg = KnowledgeGraph(name=graph_name(path))
     columns: tuple[list[Any], ...] = ([], [], [], [], [])
-    for node, data in g.nodes(data=True):  # networkx node ids are distinct
+    for node, data in nodes:  # node ids are distinct
         for column, value in zip(columns, (
             str(node),
             str(_first(data, ("name", "title", "label"), node)),
@@ -54,17 +53,48 @@ def load_graphml(path: PathLike) -> KnowledgeGraph:
         )):  # fmt: skip
             column.append(value)
     kg._store.add_entities(*columns)
-    ends: tuple[list[str], ...] = ([], [], [], [])
-    for source, target, key, data in g.edges(keys=True, data=True):
-        relation = _first(data, ("relation", "label", "predicate", "type"))
-        if relation is None and isinstance(key, str) and not key.isdigit() and not key.startswith("e"):
-            relation = key
-        for column, value in zip(ends, (str(source), str(relation or DEFAULT_RELATION), str(target), str(data.get("description") or ""))):
-            column.append(value)
-    if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None):
-        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs
+    ends = _edge_columns(*edges[:4])
+    coded = (edges[4], edges[5], columns[0]) if edges[4] is not None else None  # ends already numbered by the stream
+    if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None, coded=coded):
+        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs, or no pyarrow
             kg.add_relation(source, relation, target, description)
     return kg
+
+
+def _relation(data: dict[str, Any], key: Any) -> str:
+    relation = _first(data, ("relation", "label", "predicate", "type"))
+    if relation is None and isinstance(key, str) and not key.isdigit() and not key.startswith("e"):
+        relation = key
+    return str(relation or DEFAULT_RELATION)
+
+
+def _edge_columns(sources: list[Any], targets: list[Any], keys: list[Any], datas: list[dict[str, Any]]) -> tuple[list[str], ...]:
+    """(source, relation, target, description) columns; the per-edge rules run only when some edge is not plain
+    (a non-empty string relation, a string or missing description)."""
+    relations = [d.get("relation") for d in datas]
+    descriptions = [d.get("description") for d in datas]
+    plain_relations = set(map(type, relations)) == {str} and "" not in relations
+    if not plain_relations:  # a missing, empty or typed relation: the label, predicate, type or edge key decides
+        relations = [_relation(d, k) for d, k in zip(datas, keys)]
+    if not set(map(type, descriptions)) <= {str, type(None)}:
+        descriptions = [str(d.get("description") or "") for d in datas]
+    else:
+        descriptions = [d or "" for d in descriptions]
+    as_text = (lambda values: values if set(map(type, values)) == {str} else [str(v) for v in values])  # noqa: E731
+    return as_text(sources), relations, as_text(targets), descriptions
+
+
+def _read_with_networkx(path: Path) -> tuple[list[tuple[Any, dict[str, Any]]], tuple[Any, ...]]:
+    try:
+        g = nx.read_graphml(path, force_multigraph=True)
+    except ParseError as exc:
+        line, column = exc.position
+        raise KGError(f"{path.name} line {line} column {column + 1}: invalid GraphML (XML parse error: {exc.msg if hasattr(exc, 'msg') else exc})") from None
+    except (nx.NetworkXError, ValueError, KeyError) as exc:
+        raise KGError(f"{path.name}: invalid GraphML: {exc}") from None
+    edges = list(g.edges(keys=True, data=True))
+    columns = tuple(list(column) for column in zip(*edges)) if edges else ([], [], [], [])
+    return list(g.nodes(data=True)), (*columns, None, None)
 
 
 def save_graphml(kg: KnowledgeGraph, path: Path) -> Path:

@@ -11,6 +11,7 @@ import gzip
 import json
 import math
 import zlib
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..._jsonread import loads as json_loads
 from ..errors import KGError
 from ..fields import DEFAULT_RELATION, parse_aliases
 from ..graph import KnowledgeGraph
-from .bulk import add_triples
+from .bulk import add_triples, gc_paused
 from .paths import PathLike, graph_name
 
 __all__ = ["load_node_link", "kg_to_document", "save_node_link", "kg_from_document", "parse_json", "maybe_gunzip"]
@@ -33,6 +34,32 @@ def maybe_gunzip(raw: bytes, filename: str = "input") -> bytes:
         except (OSError, EOFError, zlib.error) as exc:
             raise KGError(f"{filename}: damaged gzip data ({exc})") from None
     return raw
+
+
+class _InexactNumber(Exception):
+    """A float met in a document orjson parsed: it may be an integer too long for 64 bits (orjson reads those as floats)."""
+
+
+#: False while building from an orjson-parsed document, whose floats may be rounded long integers.
+_floats_exact: ContextVar[bool] = ContextVar("graphtrail_nodelink_floats_exact", default=True)
+
+
+def _parse_fast(raw: bytes) -> Any:
+    """The document parsed by orjson (C, several times faster than ``json``), or ``None``: then ``json`` reads it.
+
+    orjson refuses what ``json`` accepts beyond RFC 8259 (NaN, a byte-order
+    mark, lone surrogates, integers past 64 bits read as floats: see
+    :class:`_InexactNumber`); ``json`` then reads the file, so a document means
+    the same and an error reads the same either way.
+    """
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def parse_json(raw: bytes, filename: str) -> Any:
@@ -52,6 +79,8 @@ def _text(value: Any, where: str, filename: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not _floats_exact.get():
+            raise _InexactNumber
         if isinstance(value, float) and not math.isfinite(value):
             raise KGError(f"{filename}: {where}: expected a string or a finite number, got {value!r}")
         return str(value)
@@ -83,11 +112,115 @@ def _text_list(value: Any, where: str, filename: str) -> list[str]:
 def _level(value: Any, where: str, filename: str) -> int:
     if value is None or value == "":
         return 0
+    if isinstance(value, float) and not _floats_exact.get():
+        raise _InexactNumber
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 10:
         return int(value)
     raise KGError(f"{filename}: {where}: expected a non-negative whole number, got {value!r}"[:300])
+
+
+def _node_row(node: Any, i: int, filename: str) -> tuple[Any, ...]:
+    """One node's (id, name, type, description, aliases), checked field by field."""
+    where = f"nodes[{i}]"
+    if not isinstance(node, dict) or node.get("id") in (None, ""):
+        raise KGError(f"{filename}: {where}: expected an object with an 'id'")
+    node_id = _text(node["id"], f"{where}.id", filename)
+    return (
+        node_id,
+        _text_or(node, ("name", "title", "label"), node_id, where, filename),
+        _text_or(node, ("type", "entity_type"), "entity", where, filename),
+        _text_or(node, ("description",), "", where, filename),
+        tuple(_text_list(node.get("aliases"), f"{where}.aliases", filename)),
+    )
+
+
+def _edge_row(edge: Any, where: str, filename: str) -> tuple[str, str, str, str]:
+    """One edge's (source, relation, target, description), checked field by field."""
+    if not isinstance(edge, dict) or edge.get("source") in (None, "") or edge.get("target") in (None, ""):
+        raise KGError(f"{filename}: {where}: expected an object with 'source' and 'target'")
+    relation = _text_or(edge, ("relation", "label", "predicate", "type"), "", where, filename) or None
+    if relation is None and isinstance(edge.get("key"), str):
+        relation = edge["key"]
+    return (
+        _text(edge["source"], f"{where}.source", filename),
+        relation or DEFAULT_RELATION,
+        _text(edge["target"], f"{where}.target", filename),
+        _text_or(edge, ("description",), "", where, filename),
+    )
+
+
+# Whole columns first, then the exact row readers above only for the rows that need a decision.
+# A column is pulled out with one comprehension per field; a row is "plain" when every field is
+# already what the row reader would return (a non-empty string; an id may be an int). Only the
+# other rows go through the row reader, in document order, so the first bad row is reported with
+# the same message as before and a million plain rows cost a few C-speed passes.
+_IDS = (str, int)
+
+
+def _odd_rows(values: list[Any], allowed: tuple[type, ...], empty_ok: bool) -> set[int]:
+    """Rows whose value is not one of the ``allowed`` types (exactly; bool is not int) or is empty."""
+    kinds = set(map(type, values))
+    odd: set[int] = set()
+    if not kinds <= set(allowed):
+        odd.update(i for i, v in enumerate(values) if type(v) not in allowed)
+    if not empty_ok and "" in values:
+        odd.update(i for i, v in enumerate(values) if v == "")
+    return odd
+
+
+def _as_text(values: list[Any]) -> list[str]:
+    return values if all(type(v) is str for v in values) else [v if type(v) is str else str(v) for v in values]
+
+
+def _node_columns(nodes: list[Any], filename: str) -> tuple[list[Any], ...]:
+    try:
+        ids = [n["id"] for n in nodes]
+        names = [n.get("name") for n in nodes]
+        types = [n.get("type") for n in nodes]
+        descriptions = [n.get("description") for n in nodes]
+        aliases = [n.get("aliases") for n in nodes]
+    except (KeyError, TypeError, AttributeError):  # a node that is not an object, or has no id
+        ids = []
+    if len(ids) != len(nodes):
+        return tuple(map(list, zip(*(_node_row(n, i, filename) for i, n in enumerate(nodes))))) or ([], [], [], [], [])
+    odd = _odd_rows(ids, _IDS, False) | _odd_rows(names, (str,), False) | _odd_rows(types, (str,), False)
+    odd |= _odd_rows(descriptions, (str, type(None)), True)
+    alias_tuples: list[tuple[str, ...]] = []
+    for i, value in enumerate(aliases):
+        if value is None or value == []:
+            alias_tuples.append(())
+        elif type(value) is list and all(type(a) is str for a in value):
+            alias_tuples.append(tuple(value))
+        else:
+            alias_tuples.append(())
+            odd.add(i)
+    ids = _as_text(ids)
+    descriptions = [d or "" for d in descriptions]
+    for i in sorted(odd):
+        ids[i], names[i], types[i], descriptions[i], alias_tuples[i] = _node_row(nodes[i], i, filename)
+    return ids, names, types, descriptions, alias_tuples
+
+
+def _edge_columns(edges: list[Any], edge_key: str, filename: str) -> tuple[list[str], ...]:
+    try:
+        sources = [e["source"] for e in edges]
+        targets = [e["target"] for e in edges]
+        relations = [e.get("relation") for e in edges]
+        descriptions = [e.get("description") for e in edges]
+    except (KeyError, TypeError, AttributeError):
+        sources = []
+    if len(sources) != len(edges):
+        rows = (_edge_row(e, f"{edge_key}[{i}]", filename) for i, e in enumerate(edges))
+        return tuple(map(list, zip(*rows))) or ([], [], [], [])
+    odd = _odd_rows(sources, _IDS, False) | _odd_rows(targets, _IDS, False) | _odd_rows(relations, (str,), False)
+    odd |= _odd_rows(descriptions, (str, type(None)), True)
+    sources, targets = _as_text(sources), _as_text(targets)
+    descriptions = [d or "" for d in descriptions]
+    for i in sorted(odd):
+        sources[i], relations[i], targets[i], descriptions[i] = _edge_row(edges[i], f"{edge_key}[{i}]", filename)
+    return sources, relations, targets, descriptions
 
 
 def kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
@@ -101,39 +234,15 @@ def kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
     graph_attrs = doc.get("graph") if isinstance(doc.get("graph"), dict) else {}
     name = graph_attrs.get("name")
     kg = KnowledgeGraph(name=_text(name, "graph.name", filename) if name else graph_name(Path(filename)))
-    columns: tuple[list[Any], ...] = ([], [], [], [], [])
-    for i, node in enumerate(doc["nodes"]):
-        where = f"nodes[{i}]"
-        if not isinstance(node, dict) or node.get("id") in (None, ""):
-            raise KGError(f"{filename}: {where}: expected an object with an 'id'")
-        node_id = _text(node["id"], f"{where}.id", filename)
-        for column, value in zip(columns, (
-            node_id,
-            _text_or(node, ("name", "title", "label"), node_id, where, filename),
-            _text_or(node, ("type", "entity_type"), "entity", where, filename),
-            _text_or(node, ("description",), "", where, filename),
-            tuple(_text_list(node.get("aliases"), f"{where}.aliases", filename)),
-        )):  # fmt: skip
-            column.append(value)
+    columns = _node_columns(doc["nodes"], filename)
     if len(set(columns[0])) == len(columns[0]):
         kg._store.add_entities(*columns)
     else:  # a repeated node: the last one's attributes, at the first one's place (as add_entity does)
         for values in zip(*columns):
             kg.add_entity(*values)
-    ends: tuple[list[str], ...] = ([], [], [], [])
-    for i, edge in enumerate(edges):
-        where = f"{edge_key}[{i}]"
-        if not isinstance(edge, dict) or edge.get("source") in (None, "") or edge.get("target") in (None, ""):
-            raise KGError(f"{filename}: {where}: expected an object with 'source' and 'target'")
-        relation = _text_or(edge, ("relation", "label", "predicate", "type"), "", where, filename) or None
-        if relation is None and isinstance(edge.get("key"), str):
-            relation = edge["key"]
-        ends[0].append(_text(edge["source"], f"{where}.source", filename))
-        ends[1].append(relation or DEFAULT_RELATION)
-        ends[2].append(_text(edge["target"], f"{where}.target", filename))
-        ends[3].append(_text_or(edge, ("description",), "", where, filename))
+    ends = _edge_columns(edges, edge_key, filename)
     if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None):
-        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs
+        for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs, or no pyarrow
             kg.add_relation(source, relation, target, description)
     units = doc.get("text_units") or []
     if not isinstance(units, list):
@@ -166,7 +275,18 @@ def kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
 def load_node_link(path: PathLike) -> KnowledgeGraph:
     """networkx node-link JSON (``edges`` or ``links``), gzip allowed, with optional text units and communities."""
     path = Path(path)
-    return kg_from_document(parse_json(maybe_gunzip(path.read_bytes(), path.name), path.name), path.name)
+    raw = maybe_gunzip(path.read_bytes(), path.name)
+    with gc_paused():
+        doc = _parse_fast(raw)
+        if doc is not None:
+            token = _floats_exact.set(False)
+            try:
+                return kg_from_document(doc, path.name)
+            except _InexactNumber:  # a float where text or a number belongs: read it again exactly
+                doc = None
+            finally:
+                _floats_exact.reset(token)
+        return kg_from_document(parse_json(raw, path.name), path.name)
 
 
 def kg_to_document(kg: KnowledgeGraph) -> dict[str, Any]:
