@@ -22,6 +22,7 @@ act on (a ``ToolMessage`` with ``status="error"``), never an exception.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -356,6 +357,32 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
         read_community,
         make_submit_answer_tool(),
     ]
+    inline = isinstance(kg, KnowledgeGraph) and len(kg) <= INLINE_MAX_ENTITIES
     for t in tools:
         t.handle_tool_error = True
+        if inline or t.name == SUBMIT_ANSWER:
+            _run_inline(t)
     return tools
+
+
+#: In-memory graphs up to this many entities answer tool calls on the event loop (see _run_inline).
+INLINE_MAX_ENTITIES = 200_000
+
+
+def _run_inline(t: BaseTool) -> None:
+    """Give a sync tool a coroutine that calls it in place, for ``ainvoke``.
+
+    LangChain runs a sync tool's ``ainvoke`` in the default thread pool: a hop out and back
+    per call, costlier than a lookup in a small in-memory graph, and a queue for a few
+    workers when many runs go at once (``evaluate(concurrency=16)``). A database backend's
+    tools keep the thread pool: their calls wait on the network.
+    """
+    func = getattr(t, "func", None)
+    if func is None or getattr(t, "coroutine", None) is not None:
+        return
+
+    @functools.wraps(func)
+    async def in_place(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    t.coroutine = in_place  # type: ignore[attr-defined]
