@@ -22,7 +22,6 @@ act on (a ``ToolMessage`` with ``status="error"``), never an exception.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -381,8 +380,11 @@ def _run_inline(t: BaseTool) -> None:
     if func is None or getattr(t, "coroutine", None) is not None:
         return
 
-    @functools.wraps(func)
-    async def in_place(*args: Any, **kwargs: Any) -> Any:
+    async def in_place(*args, **kwargs):  # type: ignore[no-untyped-def]
         return func(*args, **kwargs)
 
+    # No annotations: LangChain reads the coroutine's type hints on every call (looking for a
+    # RunnableConfig parameter), and copied string annotations would be evaluated each time.
+    in_place.__annotations__ = {}
+    in_place.__name__ = in_place.__qualname__ = getattr(func, "__name__", t.name)
     t.coroutine = in_place  # type: ignore[attr-defined]

@@ -85,9 +85,12 @@ def label_scores(query: str, labels: list[str]) -> list[float]:
         if len(label) <= CODE_MAX_LEN:
             scores.append(100.0 if label == query else 0.0)
             continue
-        label_words = label.split()
-        nested = set(label_words) <= query_words or all(any(w.startswith(q) for w in label_words) for q in query_words)
-        scores.append(max(float(whole[i]), 0.95 * float(sort[i]), 0.9 * float(part[i]) if nested else 0.0))
+        best, partial = max(float(whole[i]), 0.95 * float(sort[i])), 0.9 * float(part[i])
+        if partial > best:  # the word test only matters when the substring score would win
+            label_words = label.split()
+            if set(label_words) <= query_words or all(any(w.startswith(q) for w in label_words) for q in query_words):
+                best = partial
+        scores.append(best)
     return scores
 
 
