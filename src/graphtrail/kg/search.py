@@ -22,6 +22,7 @@ pinned in tests/data and the index reproduces them exactly.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -133,8 +134,14 @@ def rank_hits(
     return [(records[eid], round(score, 1), label(eid, -neg_i)) for eid, (score, neg_i) in ranked]
 
 
+@functools.lru_cache(maxsize=2048)
+def _label_scores_memo(query: str, labels: tuple[str, ...]) -> list[float]:
+    # An evaluation replays the same searches under many filters: the scores of the same labels repeat.
+    return label_scores(query, list(labels))
+
+
 def _score_labels(raw: str, processed: str, refs: list[Ref], labels: list[str], codes: dict[str, list[Ref]]) -> dict[Ref, float]:
-    scored = dict(zip(refs, label_scores(processed, labels)))
+    scored = dict(zip(refs, _label_scores_memo(processed, tuple(labels))))
     for ref, score in code_hits(raw, codes).items():
         scored[ref] = max(scored.get(ref, 0.0), score)
     return scored
