@@ -356,6 +356,35 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
         read_community,
         make_submit_answer_tool(),
     ]
+    inline = isinstance(kg, KnowledgeGraph) and len(kg) <= INLINE_MAX_ENTITIES
     for t in tools:
         t.handle_tool_error = True
+        if inline or t.name == SUBMIT_ANSWER:
+            _run_inline(t)
     return tools
+
+
+#: In-memory graphs up to this many entities answer tool calls on the event loop (see _run_inline).
+INLINE_MAX_ENTITIES = 200_000
+
+
+def _run_inline(t: BaseTool) -> None:
+    """Give a sync tool a coroutine that calls it in place, for ``ainvoke``.
+
+    LangChain runs a sync tool's ``ainvoke`` in the default thread pool: a hop out and back
+    per call, costlier than a lookup in a small in-memory graph, and a queue for a few
+    workers when many runs go at once (``evaluate(concurrency=16)``). A database backend's
+    tools keep the thread pool: their calls wait on the network.
+    """
+    func = getattr(t, "func", None)
+    if func is None or getattr(t, "coroutine", None) is not None:
+        return
+
+    async def in_place(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return func(*args, **kwargs)
+
+    # No annotations: LangChain reads the coroutine's type hints on every call (looking for a
+    # RunnableConfig parameter), and copied string annotations would be evaluated each time.
+    in_place.__annotations__ = {}
+    in_place.__name__ = in_place.__qualname__ = getattr(func, "__name__", t.name)
+    t.coroutine = in_place  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ pinned in tests/data and the index reproduces them exactly.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -86,9 +87,12 @@ def label_scores(query: str, labels: list[str]) -> list[float]:
         if len(label) <= CODE_MAX_LEN:
             scores.append(100.0 if label == query else 0.0)
             continue
-        label_words = label.split()
-        nested = set(label_words) <= query_words or all(any(w.startswith(q) for w in label_words) for q in query_words)
-        scores.append(max(float(whole[i]), 0.95 * float(sort[i]), 0.9 * float(part[i]) if nested else 0.0))
+        best, partial = max(float(whole[i]), 0.95 * float(sort[i])), 0.9 * float(part[i])
+        if partial > best:  # the word test only matters when the substring score would win
+            label_words = label.split()
+            if set(label_words) <= query_words or all(any(w.startswith(q) for w in label_words) for q in query_words):
+                best = partial
+        scores.append(best)
     return scores
 
 
@@ -131,8 +135,14 @@ def rank_hits(
     return [(records[eid], round(score, 1), label(eid, -neg_i)) for eid, (score, neg_i) in ranked]
 
 
+@functools.lru_cache(maxsize=2048)
+def _label_scores_memo(query: str, labels: tuple[str, ...]) -> list[float]:
+    # An evaluation replays the same searches under many filters: the scores of the same labels repeat.
+    return label_scores(query, list(labels))
+
+
 def _score_labels(raw: str, processed: str, refs: list[Ref], labels: list[str], codes: dict[str, list[Ref]]) -> dict[Ref, float]:
-    scored = dict(zip(refs, label_scores(processed, labels)))
+    scored = dict(zip(refs, _label_scores_memo(processed, tuple(labels))))
     for ref, score in code_hits(raw, codes).items():
         scored[ref] = max(scored.get(ref, 0.0), score)
     return scored

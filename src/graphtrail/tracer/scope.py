@@ -64,6 +64,9 @@ class _RunObserver(BaseCallbackHandler):
     """
 
     raise_error = False
+    # Called on the event loop: a handler that is not inline costs every LangChain event of an async
+    # run a hop to the default thread pool (and a wait for a free worker there), only to flip a flag.
+    run_inline = True
     seen = False
 
     def on_chain_start(self, *args: Any, **kwargs: Any) -> None:

@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from .memory import _read_conversation, _text
 from .policy import _Policy
@@ -46,6 +46,8 @@ class OfflineChatModel(BaseChatModel):
         description="probability per question of also citing an entity id no tool showed it (a misremembered id)",
     )
     tool_names: tuple[str, ...] = ()
+    # bind_tools results by (id of the model bound, tool names): see bind_tools
+    _bound: dict[tuple[int, tuple[str, ...]], tuple[list[Any], "OfflineChatModel"]] = PrivateAttr(default_factory=dict)
 
     @property
     def deterministic(self) -> bool:
@@ -76,7 +78,19 @@ class OfflineChatModel(BaseChatModel):
         for t in tools:
             name = getattr(t, "name", None) or convert_to_openai_tool(t)["function"]["name"]
             names.append(str(name))
-        return self.model_copy(update={"tool_names": tuple(names)})
+        # LangChain's create_agent binds the tools again on every model call. A fresh copy each time
+        # also serialises itself afresh for the callbacks (``_serialized``), a few percent of a replay
+        # run; so the same model bound to the same tool names returns the same copy, as long as none of
+        # its fields changed since.
+        key, snapshot = (id(self), tuple(names)), list(self.__dict__.items())
+        cached = self._bound.get(key)
+        if cached is not None and cached[0] == snapshot:
+            return cached[1]
+        bound = self.model_copy(update={"tool_names": tuple(names)})
+        if len(self._bound) >= 32:
+            self._bound.clear()
+        self._bound[key] = (snapshot, bound)
+        return bound
 
     # ------------------------------------------------------------ generation
     def _generate(

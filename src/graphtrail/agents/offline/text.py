@@ -7,6 +7,7 @@ Pure string functions, no state: the grammar (grammar.py) and the policy
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -18,6 +19,7 @@ _MIN_LABEL_SCORE = 60.0
 _ARTICLES = {"the", "a", "an"}
 
 
+@functools.lru_cache(maxsize=8192)  # pure, and replays fold the same names and messages again and again
 def _fold(text: str) -> str:
     """Case- and accent-folded text: a question that writes "Zurich" or "Sao Paulo" still names "Zürich", "São Paulo"."""
     decomposed = unicodedata.normalize("NFKD", text.replace("’", "'"))
@@ -26,10 +28,16 @@ def _fold(text: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[\w'-]+", _fold(text))
+    return list(_words_memo(text))  # a fresh list: callers may change it
+
+
+@functools.lru_cache(maxsize=8192)
+def _words_memo(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[\w'-]+", _fold(text)))
 
 
 
+@functools.lru_cache(maxsize=8192)
 def _norm(text: str) -> str:
     """Lower case, punctuation dropped, leading article dropped: how names are compared."""
     words = _words(text)

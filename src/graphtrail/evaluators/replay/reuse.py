@@ -23,7 +23,8 @@ random numbers for sampled models (see docs/ablations.md).
 Keys ignore what LangChain varies between otherwise identical conversations:
 message ids, ``usage_metadata`` and ``response_metadata`` (a cache hit adds
 ``total_cost: 0`` to usage), so a conversation rebuilt from reused responses
-keys the same as the original.
+keys the same as the original. Inside a replay run the prompt string is built
+by :mod:`.promptkey` (LangChain's full serialisation costs a sixth of a run).
 
 Concurrent runs: a call whose prompt another run of the same namespace is
 sending to the model right now waits for that response instead of sending it
@@ -60,6 +61,7 @@ from langchain_core.outputs import ChatGeneration, Generation
 
 from ..._outdir import append_text
 from ...tracer.redact import redact
+from . import promptkey
 
 __all__ = [
     "PrefixReuseCache",
@@ -119,10 +121,13 @@ def _strip(value: Any) -> Any:
 @functools.lru_cache(maxsize=4096)  # lookup and update of one call pass the same strings
 def prompt_key(prompt: str, llm_string: str) -> str:
     """A digest of the conversation and model parameters, blind to ids and usage metadata."""
-    try:
-        canonical = json.dumps(_strip(json.loads(prompt)), sort_keys=True, separators=(",", ":"))
-    except ValueError:
-        canonical = prompt
+    if prompt.startswith(promptkey.MARK):
+        canonical = prompt  # already canonical (:mod:`.promptkey`)
+    else:
+        try:
+            canonical = json.dumps(_strip(json.loads(prompt)), sort_keys=True, separators=(",", ":"))
+        except ValueError:
+            canonical = prompt
     return hashlib.sha256(f"{canonical}\x00{llm_string}".encode()).hexdigest()
 
 
@@ -255,6 +260,12 @@ class PrefixReuseCache(BaseCache):
         scope = _SCOPE.get()
         return scope if scope is not None and scope.cache is self else None
 
+    def graphtrail_prompt_mode(self) -> str | None:
+        """For :mod:`.promptkey`: ``"reuse"``/``"naive"`` inside a scope of this cache, else None."""
+        if self._scope() is None:
+            return None
+        return "reuse" if self.reuse else "naive"
+
     def lookup(self, prompt: str, llm_string: str) -> RETURN_VAL_TYPE | None:
         scope = self._scope()
         if scope is None:
@@ -348,6 +359,7 @@ def reuse_scope(cache: PrefixReuseCache, namespace: str) -> Iterator[RunCounters
 @contextlib.contextmanager
 def installed(cache: PrefixReuseCache) -> Iterator[PrefixReuseCache]:
     """Make ``cache`` the global LangChain LLM cache for the block, then restore the previous one."""
+    promptkey.install()  # the cheap prompt string inside replay runs
     previous = get_llm_cache()
     if cache.fallback is None and previous is not cache:
         cache.fallback = previous
