@@ -137,14 +137,15 @@ class Neo4jStore:
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         try:
-            records, _, _ = self._driver.execute_query(
-                query, params or {}, database_=self.target.database, routing_=self._neo4j.RoutingControl.READ
-            )
+            # An auto-commit read in a short-lived session: one round trip (RUN and PULL pipelined), where a
+            # managed transaction adds BEGIN and COMMIT. Sessions are cheap (pooled connections), one per call
+            # because a session is not thread-safe and views are used from many threads.
+            with self._driver.session(database=self.target.database, default_access_mode=self._neo4j.READ_ACCESS) as session:
+                return [list(values) for values in session.run(query, params or {}).values()]
         except self._neo4j.exceptions.Neo4jError as exc:
             raise KGError(f"{self.display}: query failed ({self._describe(exc)})") from None
         except self._neo4j.exceptions.DriverError as exc:
             raise KGError(f"{self.display}: Neo4j unavailable ({self._describe(exc)})") from None
-        return [list(r.values()) for r in records]
 
     def write(self, query: str, params: dict[str, Any] | None = None) -> None:
         try:
