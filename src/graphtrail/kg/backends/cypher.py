@@ -92,9 +92,10 @@ class _Queries:
         words = "CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $k}) YIELD node WITH collect(node) AS words "
         self.fulltext = f"{words}RETURN size(words), 0, [e IN words WHERE {keep}], []"
         self.fulltext_grams = (
-            f"{words}CALL db.index.fulltext.queryNodes($grams_index, $grams, {{limit: $k_grams}}) YIELD node "
-            f"WITH words, collect(node) AS grams RETURN size(words), size(grams), [e IN words WHERE {keep}], [e IN grams WHERE {keep}]"
-        )
+            f"{words}CALL () {{ CALL db.index.fulltext.queryNodes($grams_index, $grams, {{limit: $k_grams}}) YIELD node "
+            f"RETURN collect(node) AS grams }} "
+            f"RETURN size(words), size(grams), [e IN words WHERE {keep}], [e IN grams WHERE {keep}]"
+        )  # the subquery aggregates alone: one row even when an index has no hit
         self.entity_ids = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN e.{ID} ORDER BY {d.order_expr_entity}"
         self.count = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN count(*)"
         self.out = (
