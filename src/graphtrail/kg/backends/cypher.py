@@ -81,12 +81,21 @@ class _Queries:
         # Search: records of a few ids (primary-key lookups), the masked ones, and (Neo4j) full-text hits.
         self.entities_in = f"UNWIND $ids AS i MATCH (e:{L} {{{ID}: i}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
         self.masked_entities = f"UNWIND $masked AS i MATCH (e:{L} {{{ID}: i}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
-        self.fulltext = (
-            f"CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS e "
-            f"WITH e WHERE e:{L} AND NOT e.{ID} IN $hidden AND NOT e.{ID} IN $masked "
+        # Full-text candidates in one round trip: the hits of the words index (and of the bigram index), how many
+        # each index returned (so the caller can tell "the filter ate them" from "the index ran out"), and the
+        # visible ones of the wanted type, labels only (the winners' records are read afterwards).
+        keep = (
+            f"e:{L} AND NOT e.{ID} IN $hidden AND NOT e.{ID} IN $masked "
             f"AND ($type = '' OR toLower(coalesce(e.{TYPE}, 'entity')) = $type) "
-            f"RETURN e.{ID}, coalesce(e.{NAME}, e.{ID}), coalesce(e.{TYPE}, 'entity'), '', e.{ALIASES}"
-        )  # labels only: the winners' records are read afterwards
+            f"| [e.{ID}, coalesce(e.{NAME}, e.{ID}), coalesce(e.{TYPE}, 'entity'), '', e.{ALIASES}]"
+        )
+        words = "CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $k}) YIELD node WITH collect(node) AS words "
+        self.fulltext = f"{words}RETURN size(words), 0, [e IN words WHERE {keep}], []"
+        self.fulltext_grams = (
+            f"{words}CALL () {{ CALL db.index.fulltext.queryNodes($grams_index, $grams, {{limit: $k_grams}}) YIELD node "
+            f"RETURN collect(node) AS grams }} "
+            f"RETURN size(words), size(grams), [e IN words WHERE {keep}], [e IN grams WHERE {keep}]"
+        )  # the subquery aggregates alone: one row even when an index has no hit
         self.entity_ids = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN e.{ID} ORDER BY {d.order_expr_entity}"
         self.count = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN count(*)"
         self.out = (
@@ -142,6 +151,8 @@ class _Shared:
         self.fulltext = False
         self.fulltext_grams = False
         self.label_index: Any = None
+        #: Per filter, the visible masked entities (searchable by their placeholder, which no index holds).
+        self.masked_records: dict[GraphFilter, list[EntityRecord]] = {}
         self.community_seed = 0
         self.community_resolution = 1.0
         self._params: dict[GraphFilter | None, dict[str, Any]] = {}
@@ -274,16 +285,37 @@ class CypherGraph:
         return iter([self._record(r) for r in self._rows("entities")])
 
     def entities_by_id(self, ids: list[str]) -> dict[str, EntityRecord]:
-        """The visible ones among ``ids``, as this view shows them (one query)."""
+        """The visible ones among ``ids``, as this view shows them (one query; none for no ids)."""
+        if not ids:
+            return {}
         return {r.id: r for r in map(self._record, self._rows("entities_in", ids=[str(i) for i in ids]))}
 
     def masked_records(self) -> list[EntityRecord]:
-        """The visible masked entities, showing their placeholder names."""
-        return [self._record(r) for r in self._rows("masked_entities")]
+        """The visible masked entities, showing their placeholder names (read once per filter: a replay searches often)."""
+        f, cache = self.graph_filter, self._shared.masked_records
+        if f is None or not f.masked:
+            return []
+        found = cache.get(f)
+        if found is None:
+            found = [self._record(r) for r in self._rows("masked_entities")]
+            with self._shared.lock:
+                if len(cache) >= _PARAM_CACHE:
+                    cache.pop(next(iter(cache)))
+                cache[f] = found
+        return list(found)
 
-    def fulltext_candidates(self, index: str, lucene: str, k: int, type_: str) -> list[EntityRecord]:
-        """Up to ``k`` hits of full-text ``index`` for ``lucene``, minus hidden, masked and other-typed entities (Neo4j)."""
-        return [self._record(r) for r in self._rows("fulltext", index=index, lucene=lucene, k=k, type=type_)]
+    def fulltext_candidates(self, lucene: str, k: int, grams: str, k_grams: int, type_: str) -> tuple[int, int, list[EntityRecord], list[EntityRecord]]:
+        """Full-text hits (Neo4j): how many each index returned, and the visible ones of type ``type_`` (labels only).
+
+        ``grams`` empty: the words index only. One query, whatever the indexes.
+        """
+        from .search import FULLTEXT_INDEX, GRAMS_INDEX
+
+        if grams:
+            row = self._rows("fulltext_grams", index=FULLTEXT_INDEX, lucene=lucene, k=k, grams_index=GRAMS_INDEX, grams=grams, k_grams=k_grams, type=type_)[0]
+        else:
+            row = self._rows("fulltext", index=FULLTEXT_INDEX, lucene=lucene, k=k, type=type_)[0]
+        return int(row[0]), int(row[1]), [self._record(r) for r in row[2]], [self._record(r) for r in row[3]]
 
     def search_entities(self, query: str, *, type: str | None = None, limit: int = 10) -> list[tuple[EntityRecord, float, str]]:
         """Visible entities matching ``query``, best first, ranked as in memory (see :mod:`.search`)."""

@@ -137,14 +137,15 @@ class Neo4jStore:
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         try:
-            records, _, _ = self._driver.execute_query(
-                query, params or {}, database_=self.target.database, routing_=self._neo4j.RoutingControl.READ
-            )
+            # An auto-commit read in a short-lived session: one round trip (RUN and PULL pipelined), where a
+            # managed transaction adds BEGIN and COMMIT. Sessions are cheap (pooled connections), one per call
+            # because a session is not thread-safe and views are used from many threads.
+            with self._driver.session(database=self.target.database, default_access_mode=self._neo4j.READ_ACCESS) as session:
+                return [list(values) for values in session.run(query, params or {}).values()]
         except self._neo4j.exceptions.Neo4jError as exc:
             raise KGError(f"{self.display}: query failed ({self._describe(exc)})") from None
         except self._neo4j.exceptions.DriverError as exc:
             raise KGError(f"{self.display}: Neo4j unavailable ({self._describe(exc)})") from None
-        return [list(r.values()) for r in records]
 
     def write(self, query: str, params: dict[str, Any] | None = None) -> None:
         try:
@@ -224,13 +225,21 @@ def _warn_without_index(store: Neo4jStore, mapping: GraphMapping) -> None:
     )
 
 
-def _batches(rows: Iterable[dict[str, Any]], size: int = BATCH) -> Iterator[list[dict[str, Any]]]:
+#: Most entity ids (memberships, mentions) one import transaction links: Neo4j bounds a transaction's memory
+#: (``dbms.memory.transaction.total.max``), and 500 communities of a million-edge graph hold every entity.
+LINKS_PER_BATCH = 20_000
+
+
+def _batches(rows: Iterable[dict[str, Any]], size: int = BATCH, links: int | None = None) -> Iterator[list[dict[str, Any]]]:
+    """Rows in batches of ``size``, or fewer when their ``ids`` lists hold more than ``links`` ids in all."""
     batch: list[dict[str, Any]] = []
+    weight = 0
     for row in rows:
         batch.append(row)
-        if len(batch) >= size:
+        weight += len(row["ids"]) if links else 0
+        if len(batch) >= size or (links and weight >= links):
             yield batch
-            batch = []
+            batch, weight = [], 0
     if batch:
         yield batch
 
@@ -291,7 +300,7 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
                     {"rows": batch},
                 )
         units = ({"id": u.id, "text": u.text, "ids": list(u.entity_ids), "ord": i} for i, u in enumerate(kg.text_units.values()))
-        for batch in _batches(units):
+        for batch in _batches(units, links=LINKS_PER_BATCH):
             store.write(
                 f"UNWIND $rows AS row CREATE (u:{TU} {{{ID}: row.id, {quote_name(m.text_property)}: row.text, entity_ids: row.ids, {ORD}: row.ord}}) "
                 f"WITH u, row UNWIND row.ids AS eid MATCH (e:{L} {{{ID}: eid}}) MERGE (u)-[:{quote_name(m.mentions_type)}]->(e)",
@@ -301,7 +310,7 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
             {"id": c.id, "title": c.title, "summary": c.summary, "level": c.level, "ids": list(c.entity_ids), "ord": i}
             for i, c in enumerate(kg.communities.values())
         )
-        for batch in _batches(coms, 500):
+        for batch in _batches(coms, 500, links=LINKS_PER_BATCH):
             store.write(
                 f"UNWIND $rows AS row CREATE (c:{COM} {{{ID}: row.id, title: row.title, summary: row.summary, level: row.level, "
                 f"entity_ids: row.ids, {ORD}: row.ord}}) "

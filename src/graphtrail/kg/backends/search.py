@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cypher import CypherGraph
 
 __all__ = [
-    "LabelIndex", "FULLTEXT_INDEX", "GRAMS_INDEX", "GRAMS_PROPERTY", "FULLTEXT_CANDIDATES",
+    "LabelIndex", "FULLTEXT_INDEX", "GRAMS_INDEX", "GRAMS_PROPERTY", "FULLTEXT_CANDIDATES", "GRAM_CANDIDATES",
     "fulltext_statement", "grams_statement", "lucene_query", "gram_tokens",
 ]  # fmt: skip
 
@@ -51,8 +51,14 @@ GRAMS_INDEX = "graphtrail_entity_grams"
 GRAMS_PROPERTY = "graphtrail_grams"
 #: Most bigram clauses per query (Lucene refuses more than 1024).
 _MAX_GRAMS = 400
-#: How many index hits are re-scored per query.
-FULLTEXT_CANDIDATES = 256
+#: How many visible hits of the words index are re-scored per query (fuzzy words, prefixes) ...
+FULLTEXT_CANDIDATES = 64
+#: ... and of the bigram index (fewer than 256 loses look-alikes the in-memory index finds: "Itlaian" -> Taiwan).
+GRAM_CANDIDATES = 256
+#: When the view's filter or the type left fewer, ask the index for this many times more hits ...
+_WIDEN = 4
+#: ... up to this many (or the candidates plus every withheld entity, if more).
+_MAX_ASK = 4096
 #: Above this many hidden or masked entities, Neo4j search scores the visible entities instead of asking the index.
 _MAX_WITHHELD = 20_000
 #: Filters whose visibility masks are kept (concurrent replays each hold one).
@@ -148,7 +154,14 @@ def fulltext_statement(label: str, name_property: str, aliases_property: str) ->
 
 
 def fulltext_search(view: "CypherGraph", query: str, *, type: str | None, limit: int) -> list[tuple[EntityRecord, float, str]]:
-    """Neo4j: candidates from the full-text index (visible, of the type), re-scored with the in-memory rules."""
+    """Neo4j: candidates from the full-text indexes (visible, of the type), re-scored with the in-memory rules.
+
+    Two round trips: the candidates of both indexes in one query, then the
+    winners' records. The indexes are asked for their best
+    :data:`FULLTEXT_CANDIDATES` and :data:`GRAM_CANDIDATES` hits; when the view's filter or the type ate
+    some and the index had more, it is asked again for more (``*``
+    :data:`_WIDEN`), so the re-scored set is each index's best visible hits.
+    """
     lucene = lucene_query(query)
     if not lucene:
         return []
@@ -158,16 +171,22 @@ def fulltext_search(view: "CypherGraph", query: str, *, type: str | None, limit:
         # Most of the graph is hidden: the index's best hits would be mostly invisible ones.
         return scan_entities(view.entities(), query, type=type, limit=limit)
     wanted = (type or "").strip().lower()
-    # The index cannot filter; ask for enough hits that hidden, masked or other-typed ones do not crowd out the rest.
-    k = (FULLTEXT_CANDIDATES * (4 if wanted else 1)) + withheld
-    candidates = view.fulltext_candidates(FULLTEXT_INDEX, lucene, k, wanted)
-    if view._shared.fulltext_grams:
-        grams = gram_tokens([query], _MAX_GRAMS)
-        if grams:
-            seen = {r.id for r in candidates}
-            candidates += [r for r in view.fulltext_candidates(GRAMS_INDEX, grams, k, wanted) if r.id not in seen]
-    if f is not None and f.masked:
-        candidates += view.masked_records()  # searchable by their placeholder only, which no index holds
+    grams = gram_tokens([query], _MAX_GRAMS) if view._shared.fulltext_grams else ""
+    want, want_g = FULLTEXT_CANDIDATES, GRAM_CANDIDATES
+    k, k_grams = want, (want_g if grams else 0)
+    cap = max(want + withheld, _MAX_ASK)
+    while True:
+        n_words, n_grams, words, by_grams = view.fulltext_candidates(lucene, k, grams, k_grams, wanted)
+        # An index that returned all it was asked for may hold more visible hits than the filter left.
+        wider_words = n_words >= k and len(words) < want and k < cap
+        wider_grams = bool(grams) and n_grams >= k_grams and len(by_grams) < want_g and k_grams < cap
+        if not (wider_words or wider_grams):
+            break
+        k = min(k * _WIDEN, cap) if wider_words else k
+        k_grams = min(k_grams * _WIDEN, cap) if wider_grams else k_grams
+    seen = {r.id for r in words}
+    candidates = words + [r for r in by_grams if r.id not in seen]
+    candidates += view.masked_records()  # searchable by their placeholder only, which no index holds
     ranked = scan_entities(candidates, query, type=type, limit=limit)
     shown = view.entities_by_id([r.id for r, _, _ in ranked])  # the candidates carry labels only
     return [(shown[r.id], score, label) for r, score, label in ranked if r.id in shown]
