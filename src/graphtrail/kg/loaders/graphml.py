@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 from xml.etree.ElementTree import ParseError
 
 import networkx as nx
@@ -113,13 +115,29 @@ def _from_plain(path: Path, g: PlainGraphML) -> KnowledgeGraph:
         descriptions = [str(d or "") for d in descriptions]
     import pyarrow as pa  # present: networkx_edge_order needs it
 
-    taken = pa.array(order)
-    relation_column = pa.array(relations, type=pa.string()).take(taken)
-    description_column = pa.array(descriptions, type=pa.string()).take(taken) if descriptions is not None and any(descriptions) else None
-    if not add_triples(kg, None, relation_column, None, description_column, coded=(u, v, ids)):  # pragma: no cover - astronomically large graphs
-        for s, r, t, d in zip(u.tolist(), relation_column.to_pylist(), v.tolist(), description_column.to_pylist() if description_column else [""] * n):
-            kg.add_relation(ids[s], r, ids[t], d)
+    rel_codes, rel_labels = _ordered_codes(relations, order)
+    description_column = pa.array(descriptions, type=pa.string()).take(pa.array(order)) if descriptions is not None and any(descriptions) else None
+    if not add_triples(kg, None, None, None, description_column, coded=(u, v, ids), relation_codes=(rel_codes, rel_labels)):  # pragma: no cover
+        for s, r, t, d in zip(u.tolist(), rel_codes.tolist(), v.tolist(), description_column.to_pylist() if description_column else [""] * n):
+            kg.add_relation(ids[s], rel_labels[r], ids[t], d)  # astronomically large graphs
     return kg
+
+
+def _ordered_codes(relations: list[str], order: Any) -> tuple[Any, list[str]]:
+    """The relations taken in ``order`` as integer codes and labels, labels in order of first appearance there."""
+    try:
+        import pandas as pd
+    except ImportError:  # pandas is optional; pyarrow is here
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(pa.array(relations, type=pa.string()).take(pa.array(order)))
+        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()
+    values = np.empty(len(relations), dtype=object)
+    values[:] = relations
+    codes, labels = pd.factorize(values)  # a C hash table over the str objects
+    renumbered, used = pd.factorize(codes[order])  # numbered again by first appearance in the edge order
+    return renumbered.astype(np.int64), [labels[i] for i in used]
 
 
 def _int_or_text(value: str) -> Any:
