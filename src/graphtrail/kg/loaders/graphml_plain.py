@@ -32,8 +32,8 @@ __all__ = ["PlainGraphML", "read_graphml_plain"]
 
 _WS = "[ \t\n]"  # XML white space without the carriage return (files with one go to the stream reader)
 _REF = "&(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);"
-_DECLARATION = re.compile(rb'<\?xml[ \t\n]+version="1\.[0-9]+"(?:[ \t\n]+encoding="[uU][tT][fF]-8")?'
-                          rb'(?:[ \t\n]+standalone="(?:yes|no)")?[ \t\n]*\?>')
+_DECLARATION = re.compile(rb"""<\?xml[ \t\n]+version=(["'])1\.[0-9]+\1(?:[ \t\n]+encoding=(["'])[uU][tT][fF]-8\2)?"""
+                          rb"""(?:[ \t\n]+standalone=(["'])(?:yes|no)\3)?[ \t\n]*\?>""")
 _GRAPH_TAG = re.compile(rb"<graph[ \t\n][^>]*>")
 _TAIL = re.compile(rb"</graph[ \t\n]*>[ \t\n]*</graphml[ \t\n]*>[ \t\n]*\Z")
 _NOT_XML = "\x00-\x08\x0b-\x1f\ufffe\uffff"  # C0 controls (the carriage return too), the two non-characters
@@ -102,15 +102,21 @@ def _data_pattern(names: list[tuple[str, list[str]]], text: str) -> str:
     return "".join(parts)
 
 
-def _names(header: dict[str, Any], scopes: tuple[str, ...]) -> list[tuple[str, list[str]]]:
-    """Attribute names in declaration order with their key ids, for keys declared for ``scopes``."""
+def _names(header: dict[str, Any], scopes: tuple[str, ...], sample: str) -> list[tuple[str, list[str]]]:
+    """Attribute names with their key ids, for keys declared for ``scopes``, in the order their data
+    first appears in ``sample`` (the start of the elements), the others after in declaration order."""
     names: dict[str, list[str]] = {}
     for key_id, (name, _) in header["keys"].items():
         if header["scope"][key_id] in scopes:
             if re.search(r"[&<>\"'\s]", key_id):
                 raise Unusual("a key id that needs escaping")
             names.setdefault(name, []).append(key_id)
-    return list(names.items())
+
+    def first_seen(item: tuple[str, list[str]]) -> int:
+        places = [sample.find(f'key="{k}"') for k in item[1]]
+        return min((p for p in places if p >= 0), default=len(sample))
+
+    return sorted(names.items(), key=first_seen)  # stable: declaration order among the unseen
 
 
 def _converter(header: dict[str, Any], key_ids: list[str]) -> Any:
@@ -146,9 +152,11 @@ def read_graphml_plain(raw: bytes) -> PlainGraphML:
     attr, text = f'[^"<&\t\n{_NOT_XML}]', f"[^<&{_NOT_XML}]"  # every character of the body is in a match, or junk
     attr = f"{attr}*(?:{_REF}{attr}*)*" if escaped else f"{attr}*"
     text = f"{text}*(?:{_REF}{text}*)*" if escaped else f"{text}*"
-    node_names, edge_names = _names(header, ("node", "all")), _names(header, ("edge", "all"))
     first_edge = body.find("<edge")
     first_edge = len(body) if first_edge < 0 else first_edge
+    sample = 1 << 16  # the data order of the first elements (one writer writes one order)
+    node_names = _names(header, ("node", "all"), body[:min(first_edge, sample)])
+    edge_names = _names(header, ("edge", "all"), body[first_edge:first_edge + sample])
     id_first = re.match(f"<edge{_WS}+id=", body[first_edge:first_edge + 20]) is not None  # one layout per file
     node = re.compile(f'{_WS}*(?:<node{_WS}+id="({attr})"{_WS}*(?:/>|>{_WS}*{_data_pattern(node_names, text)}</node{_WS}*>)|([^ \t\n]))')
     ends = f'source="({attr})"{_WS}+target="({attr})"'
