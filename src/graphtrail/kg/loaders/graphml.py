@@ -118,7 +118,7 @@ def _from_plain(path: Path, g: PlainGraphML) -> KnowledgeGraph:
     rel_codes, rel_labels = _ordered_codes(relations, order)
     description_column = pa.array(descriptions, type=pa.string()).take(pa.array(order)) if descriptions is not None and any(descriptions) else None
     if not add_triples(kg, None, None, None, description_column, coded=(u, v, ids), relation_codes=(rel_codes, rel_labels)):  # pragma: no cover
-        for s, r, t, d in zip(u.tolist(), rel_codes.tolist(), v.tolist(), description_column.to_pylist() if description_column else [""] * n):
+        for s, r, t, d in zip(u.tolist(), rel_codes.tolist(), v.tolist(), description_column.to_pylist() if description_column is not None else [""] * n):
             kg.add_relation(ids[s], rel_labels[r], ids[t], d)  # astronomically large graphs
     return kg
 

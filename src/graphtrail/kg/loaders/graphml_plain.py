@@ -158,10 +158,13 @@ def read_graphml_plain(raw: bytes) -> PlainGraphML:
     node_names = _names(header, ("node", "all"), body[:min(first_edge, sample)])
     edge_names = _names(header, ("edge", "all"), body[first_edge:first_edge + sample])
     id_first = re.match(f"<edge{_WS}+id=", body[first_edge:first_edge + 20]) is not None  # one layout per file
-    node = re.compile(f'{_WS}*(?:<node{_WS}+id="({attr})"{_WS}*(?:/>|>{_WS}*{_data_pattern(node_names, text)}</node{_WS}*>)|([^ \t\n]))')
-    ends = f'source="({attr})"{_WS}+target="({attr})"'
-    head = f'<edge{_WS}+id="({attr})"{_WS}+{ends}' if id_first else f'<edge{_WS}+{ends}(?:{_WS}+id="({attr})")?'
-    edge = re.compile(f"{_WS}*(?:{head}{_WS}*(?:/>|>{_WS}*{_data_pattern(edge_names, text)}</edge{_WS}*>)|([^ \t\n]))")
+    try:
+        node = re.compile(f'{_WS}*(?:<node{_WS}+id="({attr})"{_WS}*(?:/>|>{_WS}*{_data_pattern(node_names, text)}</node{_WS}*>)|([^ \t\n]))')
+        ends = f'source="({attr})"{_WS}+target="({attr})"'
+        head = f'<edge{_WS}+id="({attr})"{_WS}+{ends}' if id_first else f'<edge{_WS}+{ends}(?:{_WS}+id="({attr})")?'
+        edge = re.compile(f"{_WS}*(?:{head}{_WS}*(?:/>|>{_WS}*{_data_pattern(edge_names, text)}</edge{_WS}*>)|([^ \t\n]))")
+    except re.error:  # too many keys for one pattern, say
+        raise Unusual("no pattern") from None
     node_rows = node.findall(body, 0, first_edge)
     edge_rows = edge.findall(body, first_edge)
     node_columns = list(zip(*node_rows)) if node_rows else [()] * (len(node_names) + 2)
