@@ -39,6 +39,7 @@ _TAIL = re.compile(rb"</graph[ \t\n]*>[ \t\n]*</graphml[ \t\n]*>[ \t\n]*\Z")
 _NOT_XML = "\x00-\x08\x0b-\x1f\ufffe\uffff"  # C0 controls (the carriage return too), the two non-characters
 _ENTITIES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
 _REFERENCE = re.compile(_REF)
+_REST = r"[\s\S]*"  # the rest of the text, whatever it holds
 
 
 @dataclass
@@ -159,18 +160,23 @@ def read_graphml_plain(raw: bytes) -> PlainGraphML:
     edge_names = _names(header, ("edge", "all"), body[first_edge:first_edge + sample])
     id_first = re.match(f"<edge{_WS}+id=", body[first_edge:first_edge + 20]) is not None  # one layout per file
     try:
-        node = re.compile(f'{_WS}*(?:<node{_WS}+id="({attr})"{_WS}*(?:/>|>{_WS}*{_data_pattern(node_names, text)}</node{_WS}*>)|([^ \t\n]))')
+        node = re.compile(f'{_WS}*(?:<node{_WS}+id="({attr})"{_WS}*(?:/>|>{_WS}*{_data_pattern(node_names, text)}</node{_WS}*>)|([^ \t\n]{_REST}))')
         ends = f'source="({attr})"{_WS}+target="({attr})"'
         head = f'<edge{_WS}+id="({attr})"{_WS}+{ends}' if id_first else f'<edge{_WS}+{ends}(?:{_WS}+id="({attr})")?'
-        edge = re.compile(f"{_WS}*(?:{head}{_WS}*(?:/>|>{_WS}*{_data_pattern(edge_names, text)}</edge{_WS}*>)|([^ \t\n]))")
+        edge = re.compile(f"{_WS}*(?:{head}{_WS}*(?:/>|>{_WS}*{_data_pattern(edge_names, text)}</edge{_WS}*>)|([^ \t\n]{_REST}))")
+        # The last group takes a character no element took, and with it the rest of the text: one row, not one a character.
     except re.error:  # too many keys for one pattern, say
         raise Unusual("no pattern") from None
     node_rows = node.findall(body, 0, first_edge)
+    if node_rows and node_rows[-1][-1]:  # a character no element took (with the rest): the stream reader decides
+        raise Unusual("markup the pattern does not take")
     edge_rows = edge.findall(body, first_edge)
+    if edge_rows and edge_rows[-1][-1]:
+        raise Unusual("markup the pattern does not take")
     node_columns = list(zip(*node_rows)) if node_rows else [()] * (len(node_names) + 2)
     edge_columns = list(zip(*edge_rows)) if edge_rows else [()] * (len(edge_names) + 4)
-    if any(node_columns[-1]) or any(edge_columns[-1]):
-        raise Unusual("markup the pattern does not take")  # a character no element took: the stream reader decides
+    if any(node_columns[-1]) or any(edge_columns[-1]):  # only the last row can hold the rest; a guard
+        raise Unusual("markup the pattern does not take")
     if body.count("<node", 0, first_edge) != len(node_rows) or body.count("<edge", first_edge) != len(edge_rows):
         raise Unusual("element counts differ")  # a guard: every element start was taken as one row
     if id_first:
