@@ -23,6 +23,7 @@ stream reader, which reproduces networkx or hands it on to networkx.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,9 @@ from .graphml_stream import _BOOL, Unusual, read_graphml_columns
 __all__ = ["PlainGraphML", "read_graphml_plain"]
 
 _WS = "[ \t\n]"  # XML white space without the carriage return (files with one go to the stream reader)
+# Possessive repeats (Python 3.11+) keep no backtracking points: each class stops where its delimiter starts,
+# so they match what the plain repeat matches, ~10% sooner.
+_MANY, _SOME = ("*+", "++") if sys.version_info >= (3, 11) else ("*", "+")
 _REF = "&(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);"
 _DECLARATION = re.compile(rb"""<\?xml[ \t\n]+version=(["'])1\.[0-9]+\1(?:[ \t\n]+encoding=(["'])[uU][tT][fF]-8\2)?"""
                           rb"""(?:[ \t\n]+standalone=(["'])(?:yes|no)\3)?[ \t\n]*\?>""")
@@ -99,7 +103,7 @@ def _data_pattern(names: list[tuple[str, list[str]]], text: str) -> str:
     parts = []
     for _, key_ids in names:
         ids = "|".join(re.escape(k) for k in key_ids)
-        parts.append(f'(?:<data{_WS}+key="(?:{ids})"{_WS}*(?:>({text})</data{_WS}*>|/>){_WS}*)?')
+        parts.append(f'(?:<data{_WS}{_SOME}key="(?:{ids})"{_WS}{_MANY}(?:>({text})</data{_WS}{_MANY}>|/>){_WS}{_MANY})?')
     return "".join(parts)
 
 
@@ -151,8 +155,8 @@ def read_graphml_plain(raw: bytes) -> PlainGraphML:
         raise Unusual("]]> in the body")
     escaped = "&" in body
     attr, text = f'[^"<&\t\n{_NOT_XML}]', f"[^<&{_NOT_XML}]"  # every character of the body is in a match, or junk
-    attr = f"{attr}*(?:{_REF}{attr}*)*" if escaped else f"{attr}*"
-    text = f"{text}*(?:{_REF}{text}*)*" if escaped else f"{text}*"
+    attr = f"{attr}{_MANY}(?:{_REF}{attr}{_MANY})*" if escaped else f"{attr}{_MANY}"
+    text = f"{text}{_MANY}(?:{_REF}{text}{_MANY})*" if escaped else f"{text}{_MANY}"
     first_edge = body.find("<edge")
     first_edge = len(body) if first_edge < 0 else first_edge
     sample = 1 << 16  # the data order of the first elements (one writer writes one order)
@@ -160,10 +164,10 @@ def read_graphml_plain(raw: bytes) -> PlainGraphML:
     edge_names = _names(header, ("edge", "all"), body[first_edge:first_edge + sample])
     id_first = re.match(f"<edge{_WS}+id=", body[first_edge:first_edge + 20]) is not None  # one layout per file
     try:
-        node = re.compile(f'{_WS}*(?:<node{_WS}+id="({attr})"{_WS}*(?:/>|>{_WS}*{_data_pattern(node_names, text)}</node{_WS}*>)|([^ \t\n]{_REST}))')
-        ends = f'source="({attr})"{_WS}+target="({attr})"'
-        head = f'<edge{_WS}+id="({attr})"{_WS}+{ends}' if id_first else f'<edge{_WS}+{ends}(?:{_WS}+id="({attr})")?'
-        edge = re.compile(f"{_WS}*(?:{head}{_WS}*(?:/>|>{_WS}*{_data_pattern(edge_names, text)}</edge{_WS}*>)|([^ \t\n]{_REST}))")
+        node = re.compile(f'{_WS}{_MANY}(?:<node{_WS}{_SOME}id="({attr})"{_WS}{_MANY}(?:/>|>{_WS}{_MANY}{_data_pattern(node_names, text)}</node{_WS}{_MANY}>)|([^ \t\n]{_REST}))')
+        ends = f'source="({attr})"{_WS}{_SOME}target="({attr})"'
+        head = f'<edge{_WS}{_SOME}id="({attr})"{_WS}{_SOME}{ends}' if id_first else f'<edge{_WS}{_SOME}{ends}(?:{_WS}{_SOME}id="({attr})")?'
+        edge = re.compile(f"{_WS}{_MANY}(?:{head}{_WS}{_MANY}(?:/>|>{_WS}{_MANY}{_data_pattern(edge_names, text)}</edge{_WS}{_MANY}>)|([^ \t\n]{_REST}))")
         # The last group takes a character no element took, and with it the rest of the text: one row, not one a character.
     except re.error:  # too many keys for one pattern, say
         raise Unusual("no pattern") from None
