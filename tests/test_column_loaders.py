@@ -308,3 +308,145 @@ def test_node_link_and_graphml_load_the_same_without_pyarrow(tmp_path: Path, mon
     without = [_snapshot(load_kg(tmp_path / name, communities=False)) for name in ("g.json", "g.graphml")]
     assert without == with_pyarrow
     assert load_kg(tmp_path / "g.json", communities=False).search_entities("Alpha")[0][0].id == "a"
+
+
+# --------------------------------------------------------------------------- GraphML, the plain pattern
+
+PLAIN_GRAPHML = """<?xml version="1.0" encoding="utf-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+  <key id="d0" for="node" attr.name="name" attr.type="string"/>
+  <key id="d1" for="node" attr.name="type" attr.type="int"/>
+  <key id="d2" for="node" attr.name="aliases" attr.type="string"/>
+  <key id="d3" for="edge" attr.name="relation" attr.type="string"/>
+  <key id="d4" for="edge" attr.name="description" attr.type="string"/>
+  <key id="d5" for="all" attr.name="flag" attr.type="boolean"/>
+  <key id="d6" for="edge" attr.name="label" attr.type="string"/>
+  <graph edgedefault="directed" id="G">
+    <node id="b"><data key="d0">Bee &amp; co &#233;&#x4e2d;</data><data key="d1">3</data><data key="d5">TRUE</data></node>
+    <node id="a&lt;1&gt;">
+      <data key="d0">Al "pha" 'x' &gt; y</data>
+      <data key="d2">A; Alf</data>
+    </node>
+    <node id="c"/>
+    <node id="e" ><data key="d0"></data><data key="d1"/></node>
+    <edge source="a&lt;1&gt;" target="z"/>
+    <edge source="a&lt;1&gt;" target="b"><data key="d3">likes</data><data key="d4">first
+line</data></edge>
+    <edge source="b" target="a&lt;1&gt;"><data key="d4">back</data><data key="d6">labelled</data></edge>
+    <edge
+        source="a&lt;1&gt;"   target="b"  ><data key="d3">likes</data><data key="d4">again</data></edge>
+    <edge source="y" target="a&lt;1&gt;"><data key="d3">from y</data></edge>
+    <edge source="c" target="c" />
+    <edge source="b" target="y"><data key="d3"></data><data key="d5">false</data></edge>
+  </graph>
+</graphml>
+"""
+
+
+def _graphml_three_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple, tuple, tuple]:
+    """The graph as the plain pattern, the expat stream and networkx read it (each later reader forced by refusing the earlier)."""
+    from graphtrail.kg.loaders import graphml as graphml_mod
+
+    def refuse(raw: bytes) -> None:
+        raise graphml_mod.Unusual("the next reader, for reference")
+
+    plain = _snapshot(load_kg(path, communities=False))
+    monkeypatch.setattr(graphml_mod, "read_graphml_plain", refuse)
+    streamed = _snapshot(load_kg(path, communities=False))
+    monkeypatch.setattr(graphml_mod, "read_graphml_columns", refuse)
+    return plain, streamed, _snapshot(load_kg(path, communities=False))
+
+
+def test_graphml_plain_pattern_equals_networkx_on_escapes_and_layouts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphtrail.kg.loaders.graphml_plain import read_graphml_plain
+
+    path = tmp_path / "g.graphml"
+    path.write_text(PLAIN_GRAPHML, encoding="utf-8")
+    taken = read_graphml_plain(path.read_bytes())  # the pattern takes this file (raises Unusual otherwise)
+    assert taken.node_ids == ["b", "a<1>", "c", "e"] and taken.nodes["type"] == [3, None, None, None]
+    plain, streamed, reference = _graphml_three_ways(path, monkeypatch)
+    assert plain == reference and streamed == reference
+    entities = {e.id: e for e in plain[0]}
+    assert entities["b"].name == "Bee & co \u00e9\u4e2d" and entities["a<1>"].name == "Al \"pha\" 'x' > y"
+    assert entities["e"].name == "e" and entities["a<1>"].aliases == ("A", "Alf")
+    assert [e.id for e in plain[0]] == ["b", "a<1>", "c", "e", "z", "y"], "declared nodes first, then edge ends"
+    assert ("a<1>", "likes", "b") in [(r.source, r.relation, r.target) for r in plain[1]]
+
+
+@pytest.mark.parametrize("change", [
+    ("<node id=\"c\"/>", "<!-- a comment --><node id=\"c\"/>"),
+    ("<data key=\"d0\">Bee", "<data key=\"d0\"><![CDATA[<Bee>]]>Bee"),
+    ("<edge source=\"c\" target=\"c\" />", "<edge source='c' target='c' />"),  # single quotes
+    ("<edge source=\"c\" target=\"c\" />", "<edge target=\"c\" source=\"c\" />"),  # attributes in another order
+    ("<edge source=\"c\" target=\"c\" />", "<edge source=\"c\" target=\"c\" id=\"7\" id=\"8\"/>"),  # not XML
+    ("<edge source=\"c\" target=\"c\" />", "<edge source=\"c\" target=\"c\"/><node id=\"late\"/>"),  # a node after edges
+    ("<data key=\"d3\">from y</data>", "<data key=\"d4\">x</data><data key=\"d3\">from y</data>"),  # data out of order
+    ("<data key=\"d3\">from y</data>", "<data key=\"d3\">from y</data><data key=\"d3\">twice</data>"),
+    ("<data key=\"d3\">from y</data>", "<data key=\"d3\">from\r\ny</data>"),  # XML turns CR LF into LF
+    ("<data key=\"d3\">from y</data>", "<data key=\"d3\">from &eacute;</data>"),  # not one of XML's entities
+    ("<data key=\"d3\">from y</data>", "<data key=\"d3\">from &#0;</data>"),  # a character XML does not allow
+    ("<data key=\"d3\">from y</data>", "<data key=\"d3\">from ]]> y</data>"),
+    ("<data key=\"d3\">from y</data>", "<data key=\"d3\">from \x01 y</data>"),
+    ("<data key=\"d3\">from y</data>", "<data key=\"d3\">from & y</data>"),
+    ("<data key=\"d3\">from y</data>", "<data key=\"d9\">from y</data>"),  # an undeclared key
+    ("<data key=\"d3\">from y</data>", "<data key=\"d0\">from y</data>"),  # a node key on an edge
+    ("<node id=\"c\"/>", "<node id=\"c\"><port name=\"p\"/></node>"),
+    ("<node id=\"c\"/>", "<node id=\"b\"/>"),  # a repeated node
+    ("<data key=\"d1\">3</data>", "<data key=\"d1\">three</data>"),  # networkx's error names the value
+    ("<graph edgedefault=\"directed\" id=\"G\">", "<graph edgedefault=\"undirected\" id=\"G\">"),
+    ("<graphml xmlns", "<!DOCTYPE graphml>\n<graphml xmlns"),
+    ('encoding="utf-8"', 'encoding="iso-8859-1"'),
+    ("</graph>\n</graphml>", "</graph>\n</graphml>\n<!-- after -->"),
+])
+def test_graphml_plain_pattern_hands_the_unusual_on(change: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the pattern does not take exactly goes to the next reader, and the graph (or the error) is networkx's."""
+    from graphtrail.kg.loaders.graphml_plain import Unusual, read_graphml_plain
+
+    text = PLAIN_GRAPHML.replace(*change, 1)
+    assert text != PLAIN_GRAPHML
+    path = tmp_path / "g.graphml"
+    path.write_bytes(text.encode("iso-8859-1" if "iso-8859-1" in text else "utf-8"))
+    with pytest.raises(Unusual):
+        read_graphml_plain(path.read_bytes())
+    from graphtrail.kg.loaders import graphml as graphml_mod
+
+    def refuse(raw: bytes) -> None:
+        raise graphml_mod.Unusual("networkx, for reference")
+
+    try:
+        loaded = _snapshot(load_kg(path, communities=False))
+    except KGError as exc:
+        loaded = ("error", str(exc))
+    monkeypatch.setattr(graphml_mod, "read_graphml_plain", refuse)
+    monkeypatch.setattr(graphml_mod, "read_graphml_columns", refuse)
+    try:
+        reference = _snapshot(load_kg(path, communities=False))
+    except KGError as exc:
+        reference = ("error", str(exc))
+    assert loaded == reference
+
+
+def test_graphml_plain_pattern_equals_networkx_on_saved_graphs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """networkx's own layout (indented, edge ids as keys, repeated pairs) and the benchmark's one-line layout."""
+    from graphtrail.kg import save_kg
+    from graphtrail.kg.loaders.graphml_plain import read_graphml_plain
+
+    rng = random.Random(5)
+    kg = KnowledgeGraph(name="g")
+    for i in range(150):
+        kg.add_entity(f"n{i}", f"Node {i} & <{i}>", rng.choice(["a", "b"]), rng.choice(["", "about é"]), [f"N{i}"] if i % 4 == 0 else [])
+    for _ in range(1200):
+        kg.add_relation(f"n{rng.randrange(170)}", f"r{rng.randrange(3)}", f"n{rng.randrange(170)}", rng.choice(["", "d"]))
+    path = save_kg(kg, tmp_path / "g.graphml")
+    read_graphml_plain(path.read_bytes())
+    plain, streamed, reference = _graphml_three_ways(path, monkeypatch)
+    assert plain == reference and streamed == reference and len(plain[1]) == kg.number_of_relations()
+    one_line = tmp_path / "one.graphml"
+    one_line.write_text(
+        '<?xml version="1.0"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+        '<key id="r" for="edge" attr.name="relation"/><graph edgedefault="directed">'
+        + "".join(f'<edge source="Q{rng.randrange(30)}" target="Q{rng.randrange(30)}"><data key="r">rel {rng.randrange(4)}</data></edge>' for _ in range(300))
+        + "</graph></graphml>", encoding="utf-8")
+    read_graphml_plain(one_line.read_bytes())
+    plain, streamed, reference = _graphml_three_ways(one_line, monkeypatch)
+    assert plain == reference and streamed == reference and len(plain[0]) == 30

@@ -65,7 +65,7 @@ def _first_appearance_codes(heads: Any, tails: Any) -> tuple[Any, Any, list[str]
 
 def add_triples(
     kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, resolve: Any = None,
-    coded: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
+    coded: tuple[np.ndarray, np.ndarray, list[str]] | None = None, relation_codes: tuple[np.ndarray, list[str]] | None = None,
 ) -> bool:
     """Add the triples in three string columns (pyarrow arrays or lists) and optional descriptions.
 
@@ -73,7 +73,9 @@ def add_triples(
     table's name lookup); ``None``: every value is its own id. ``coded``:
     the heads and tails already as positions in a list of distinct ids
     ``(head positions, tail positions, ids)`` (a reader that numbered them
-    while parsing), so they are not encoded again. ``False``
+    while parsing), so they are not encoded again. ``relation_codes``: the
+    relations already as ``(codes, labels)``, labels numbered in order of first
+    appearance (``relations`` is then ignored). ``False``
     (nothing added) for a graph too large to code its triples in 64 bits, or
     without pyarrow (an optional dependency): the caller then adds them one by one.
     """
@@ -88,14 +90,16 @@ def add_triples(
             return values
         return pa.chunked_array([values if isinstance(values, pa.Array) else pa.array(values, type=pa.string())])
 
-    relations = chunked(relations)
     if description_column is not None:
         description_column = chunked(description_column)
-    n = len(relations)
     src, dst, ids = coded if coded is not None else _first_appearance_codes(chunked(heads), chunked(tails))
-    rel_encoded = pc.dictionary_encode(relations).combine_chunks()
-    rel_codes = rel_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    rel_labels = rel_encoded.dictionary.to_pylist()
+    if relation_codes is not None:
+        rel_codes, rel_labels = relation_codes
+    else:
+        rel_encoded = pc.dictionary_encode(chunked(relations)).combine_chunks()
+        rel_codes = rel_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        rel_labels = rel_encoded.dictionary.to_pylist()
+    n = len(rel_codes)
     descriptions = description_column.to_pylist() if description_column is not None else None
     if resolve is not None:
         # Two raw values may name the same entity (its id and its name): number the resolved ids again.
