@@ -7,6 +7,8 @@ Not a test: a measurement you run by hand (or in CI for the log)::
     python benchmarks/kg_scale.py --backend neo4j         # the same into Neo4j (needs the test harness:
                                                           # scripts/install_neo4j_harness.sh)
     python benchmarks/kg_scale.py --sizes 10000 100000    # smaller
+    python benchmarks/kg_scale.py --backend neo4j --neo4j-pagecache 2g --neo4j-heap 2g
+                                                          # Neo4j with production-like memory
 
 The graph is synthetic and deterministic (``--seed``): a triples TSV with
 power-law degrees (heads and tails drawn from a Zipf-like law, as in real KGs
@@ -35,6 +37,13 @@ from /proc), since a query's cost is mostly there. Wall-clock figures on a
 shared machine include time spent waiting for a core; the CPU rows do not, and
 the script warns when the two drift far apart. Rerun and compare ratios, not
 single numbers.
+
+Neo4j runs with the test harness's memory unless told otherwise: a 64 MB page
+cache and a 768 MB heap, far below what a server for a 1M-edge graph gets, so
+the store does not fit in the cache and queries read pages from disk.
+``--neo4j-pagecache`` and ``--neo4j-heap`` set them; the output prints the page
+cache the server itself reports, its heap, the store's size on disk and the
+load average, so a figure always says which configuration it came from.
 """
 
 from __future__ import annotations
@@ -183,18 +192,57 @@ def _open_lbug(path: Path, scratch: Path, stack: contextlib.ExitStack) -> Opened
     return opened
 
 
+#: Neo4j's memory for this run (``--neo4j-pagecache``/``--neo4j-heap``); ``None``: the test harness's.
+NEO4J_MEMORY: dict[str, str | None] = {"pagecache": None, "heap": None}
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2,
+          "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
+
+
+def _bytes(text: str) -> float:
+    """``64m``, ``2g`` or Neo4j's ``1.00GiB`` in bytes (NaN when unreadable)."""
+    import re
+
+    found = re.fullmatch(r"\s*([0-9.]+)\s*([a-z]*)\s*", text.lower())
+    if not found or found.group(2) not in _UNITS:
+        return float("nan")
+    return float(found.group(1)) * _UNITS[found.group(2)]
+
+
+def _du_mb(folder: Path) -> float:
+    total = 0
+    for f in folder.rglob("*"):
+        with contextlib.suppress(OSError):
+            if f.is_file():
+                total += f.stat().st_size
+    return total / 1024**2
+
+
 def _open_neo4j(path: Path, scratch: Path, stack: contextlib.ExitStack) -> Opened:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.neo4j_server import missing_requirement, run_neo4j
+    from tests.neo4j_server import DEFAULT_PAGECACHE, effective_memory, home_folder, missing_requirement, run_neo4j
 
     reason = missing_requirement()
     if reason is not None:
         raise SystemExit(f"neo4j: not available here ({reason})")
     before = set(_child_pids())
-    server = stack.enter_context(run_neo4j(scratch))
+    server = stack.enter_context(run_neo4j(scratch, **NEO4J_MEMORY))
     pid = next(iter(set(_child_pids()) - before), None)
+    memory = effective_memory(server.bolt_uri)
+    asked = NEO4J_MEMORY["pagecache"] or DEFAULT_PAGECACHE
+    if abs(_bytes(memory["pagecache"]) - _bytes(asked)) > 0.01 * _bytes(asked):
+        raise SystemExit(f"neo4j: asked for a {asked} page cache but the server runs with {memory['pagecache']} "
+                         "(a launcher built before it was configurable? rerun scripts/install_neo4j_harness.sh)")
     opened = _import_then_open(path, server.bolt_uri, pid)
     stack.callback(opened.kg.close)
+    opened.timings["neo4j_pagecache_mb"] = _bytes(memory["pagecache"]) / 1024**2
+    opened.timings["neo4j_heap_mb"] = _bytes(memory["heap_max_bytes"]) / 1024**2
+    # Community Neo4j has no db.checkpoint(): pages still dirty in the cache are not on disk yet, so the
+    # store's size on disk is a lower bound (close to the truth when a small cache evicted most pages).
+    home = home_folder(server)
+    for name, key in (("databases", "neo4j_store_mb"), ("transactions", "neo4j_txlogs_mb")):
+        folders = list(home.glob(f"*/data/{name}")) if home else []
+        opened.timings[key] = sum(_du_mb(f) for f in folders) if folders else float("nan")
     return opened
 
 
@@ -263,7 +311,7 @@ def measure(path: Path, backend: str, scratch: Path, repeats: int, communities: 
 def _exercise(kg: Any, repeats: int, communities: bool, calls: _Calls) -> dict[str, float]:
     from graphtrail.agents import GraphFilter, create_graphrag_agent, make_graph_tools, use_filter
 
-    out: dict[str, float] = {}
+    out: dict[str, float] = {"loadavg_start": os.getloadavg()[0]}
     rng = random.Random(0)
     ids = list(kg.entity_ids())
     sample = [ids[rng.randrange(len(ids))] for _ in range(repeats)]
@@ -305,6 +353,7 @@ def _exercise(kg: Any, repeats: int, communities: bool, calls: _Calls) -> dict[s
     with _Timed(calls.server) as t:
         agent.invoke({"messages": [("user", question)]})
     out["agent_run_s"], out["agent_run_cpu_s"] = t.wall, t.cpu
+    out["loadavg_end"] = os.getloadavg()[0]
     return out
 
 
@@ -312,6 +361,12 @@ def _exercise(kg: Any, repeats: int, communities: bool, calls: _Calls) -> dict[s
 
 
 ROWS = [
+    ("neo4j_pagecache_mb", "Neo4j page cache (server's setting)", "MB"),
+    ("neo4j_heap_mb", "Neo4j max heap (JVM)", "MB"),
+    ("neo4j_store_mb", "Neo4j store on disk, at least (no checkpoint)", "MB"),
+    ("neo4j_txlogs_mb", "Neo4j transaction logs on disk", "MB"),
+    ("loadavg_start", "load average (1 min) before the calls", ""),
+    ("loadavg_end", "load average (1 min) after the calls", ""),
     ("read_csv_cpu_s", "pandas.read_csv of the file (CPU)", "s"),
     ("import_s", "kg import (load + write)", "s"),
     ("import_cpu_s", "  (CPU)", "s"),
@@ -369,6 +424,16 @@ def _targets(backend: str, results: dict[int, dict[str, float]]) -> None:
                   f"{row['search_first_cpu_s']:.2f} s vs {row['load_cpu_s']:.2f} s -> {'MET' if ok else 'NOT met'}")
 
 
+def _size_arg(text: str) -> str:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.neo4j_server import check_size
+
+    try:
+        return check_size(text, "memory")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000], help="edge counts")
@@ -379,10 +444,18 @@ def main() -> int:
     parser.add_argument("--no-communities", dest="communities", action="store_false",
                         help="skip community tools")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument("--neo4j-pagecache", type=_size_arg, metavar="SIZE",
+                        help="Neo4j page cache, e.g. 2g (default: the test harness's 64m)")
+    parser.add_argument("--neo4j-heap", type=_size_arg, metavar="SIZE",
+                        help="Neo4j JVM max heap, e.g. 2g (default: the test harness's 768m)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
 
+    NEO4J_MEMORY.update(pagecache=args.neo4j_pagecache, heap=args.neo4j_heap)
+    memory_args = [f"--neo4j-{k}={v}" for k, v in NEO4J_MEMORY.items() if v]
+    if memory_args and args.backend != "neo4j":
+        parser.error("--neo4j-pagecache and --neo4j-heap apply to --backend neo4j only")
     if args.child is not None:
         path = graph_file(args.workdir, args.child, args.seed)
         scratch = args.workdir / f"{args.backend}-{args.child}"
@@ -394,7 +467,7 @@ def main() -> int:
     for size in args.sizes:
         graph_file(args.workdir, size, args.seed)
         cmd = [sys.executable, __file__, "--child", str(size), "--backend", args.backend, "--seed", str(args.seed),
-               "--repeats", str(args.repeats), "--workdir", str(args.workdir)] + ([] if args.communities else ["--no-communities"])
+               "--repeats", str(args.repeats), "--workdir", str(args.workdir)] + ([] if args.communities else ["--no-communities"]) + memory_args
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"{size} edges: the measurement failed (exit {proc.returncode}); figures for this size are missing.\n{proc.stderr[-2000:]}")
@@ -408,6 +481,17 @@ def main() -> int:
     if not sizes:
         return 1
     print(f"\nbackend {args.backend!r}, synthetic power-law graph (seed {args.seed}), {args.repeats} calls per p50")
+    if args.backend == "neo4j":
+        origin = "as asked" if memory_args else "the test harness's defaults, far below a production server's"
+        print(f"Neo4j memory: page cache {args.neo4j_pagecache or '64m'}, heap {args.neo4j_heap or '768m'} ({origin})")
+        for s in sizes:
+            store, cache = results[s].get("neo4j_store_mb", float("nan")), results[s].get("neo4j_pagecache_mb", float("nan"))
+            if not math.isnan(store):
+                if store > cache:
+                    print(f"  {s:,} edges: the store (at least {store:.0f} MB on disk) does NOT fit in the {cache:.0f} MB page cache")
+                else:
+                    print(f"  {s:,} edges: {store:.0f} MB of store on disk (pages not yet flushed are not counted), "
+                          f"{cache:.0f} MB page cache")
     header = f"{'':40}" + "".join(f"{s:>14,}" for s in sizes) + f"{'exponent':>10}"
     print(header)
     for key, label, unit in ROWS:
@@ -417,7 +501,8 @@ def main() -> int:
         cells = "".join(f"{v:>11.3g} {unit:<2}" for v in values)
         exp = ""
         lo, hi = values[0], values[-1]
-        if len(sizes) > 1 and lo > 0 and hi > 0 and not (math.isnan(lo) or math.isnan(hi)):
+        growth = not key.startswith(("neo4j_", "loadavg_"))  # settings and context, not costs
+        if growth and len(sizes) > 1 and lo > 0 and hi > 0 and not (math.isnan(lo) or math.isnan(hi)):
             exp = f"{math.log(hi / lo) / math.log(sizes[-1] / sizes[0]):>10.2f}"
         print(f"{label:40}{cells}{exp}")
     _targets(args.backend, results)

@@ -21,6 +21,7 @@ import contextlib
 import importlib.util
 import os
 import queue
+import re
 import shutil
 import subprocess
 import threading
@@ -36,6 +37,12 @@ from tests.servers import ci_note, log_tail, terminate
 STARTUP_TIMEOUT_S = float(os.environ.get("GRAPHTRAIL_NEO4J_STARTUP_TIMEOUT", "240"))
 INSTALL_HINT = "run scripts/install_neo4j_harness.sh"
 MAIN_CLASS = "graphtrail.Neo4jLauncher"
+#: The tests' memory: small, so the many small test graphs start fast on a shared 2-core box.
+DEFAULT_HEAP = "768m"
+DEFAULT_PAGECACHE = "64m"
+#: The JVM system property the launcher reads its page cache size from.
+PAGECACHE_PROPERTY = "graphtrail.neo4j.pagecache"
+_SIZE = re.compile(r"[1-9][0-9]{0,6}[kmg]?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -70,12 +77,23 @@ def missing_requirement() -> str | None:
 
 
 @contextlib.contextmanager
-def run_neo4j(root: Path, timeout: float = STARTUP_TIMEOUT_S) -> Iterator[Neo4jServer]:
-    """Start the launcher, yield once it printed the Bolt URI, always stop it."""
+def run_neo4j(
+    root: Path, timeout: float = STARTUP_TIMEOUT_S, *, pagecache: str | None = None, heap: str | None = None
+) -> Iterator[Neo4jServer]:
+    """Start the launcher, yield once it printed the Bolt URI, always stop it.
+
+    ``pagecache`` and ``heap`` (sizes such as ``512m``, ``2g``) default to what the
+    tests need: 64 MB of page cache and a 768 MB heap, small so that a test run stays
+    light. A benchmark of a large graph passes what a production server would have;
+    a launcher built before the page cache was configurable ignores it, so check the
+    server's own ``server.memory.pagecache.size`` setting (:func:`effective_memory`).
+    """
+    heap = check_size(heap or DEFAULT_HEAP, "heap")
+    pagecache = check_size(pagecache or DEFAULT_PAGECACHE, "page cache")
     home = launcher_dir()
     log_path = root / "neo4j.log"
     command = [
-        os.environ.get("JAVA", "java"), "-Xmx768m", "-XX:+UseSerialGC",
+        os.environ.get("JAVA", "java"), f"-Xmx{heap}", "-XX:+UseSerialGC", f"-D{PAGECACHE_PROPERTY}={pagecache}",
         "-cp", f"{home / 'classes'}{os.pathsep}{home / 'lib'}/*", MAIN_CLASS,
     ]  # fmt: skip
     with open(log_path, "wb") as log:
@@ -100,6 +118,37 @@ def run_neo4j(root: Path, timeout: float = STARTUP_TIMEOUT_S) -> Iterator[Neo4jS
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             terminate(proc)
+
+
+def check_size(text: str, what: str) -> str:
+    """``text`` if it is a memory size the JVM and Neo4j both read (``768m``, ``2g``), else ValueError."""
+    if not _SIZE.fullmatch(text):
+        raise ValueError(f"{what} size {text!r} is not a size such as 512m or 2g")
+    return text
+
+
+def effective_memory(bolt_uri: str) -> dict[str, str]:
+    """The running server's own word on its memory: page cache size and the JVM's max heap (bytes)."""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(bolt_uri, auth=None) as driver:
+        settings = driver.execute_query(
+            "SHOW SETTINGS YIELD name, value WHERE name = $name RETURN value", name="server.memory.pagecache.size"
+        ).records
+        heap = driver.execute_query(
+            "CALL dbms.queryJmx($bean) YIELD attributes RETURN attributes.HeapMemoryUsage.value.properties.max AS max",
+            bean="java.lang:type=Memory",
+        ).records
+    return {
+        "pagecache": settings[0]["value"] if settings else "unknown",
+        "heap_max_bytes": str(heap[0]["max"]) if heap else "unknown",
+    }
+
+
+def home_folder(server: Neo4jServer) -> Path | None:
+    """The database's home folder, from the launcher's first stderr line (``None`` if it did not say)."""
+    found = re.search(r"graphtrail\.Neo4jLauncher: .*, home (\S+)", server.log_tail(400))
+    return Path(found.group(1)) if found else None
 
 
 def wipe(bolt_uri: str) -> None:

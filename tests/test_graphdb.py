@@ -70,6 +70,36 @@ def test_careless_graph_round_trips_unchanged(backend: str, request: pytest.Fixt
     assert served.entity("q\"1").aliases == ("a;b", "c, d", "[x]")
 
 
+@pytest.mark.neo4j
+def test_neo4j_view_hiding_most_entities_sends_the_visible_ids_and_reads_the_same(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Full isolation on Neo4j: the query scope is the visible ids, and every read still matches memory.
+
+    The unit "T,1" mentions an id that is no entity ("not-in-graph"): hidden, it withholds the unit,
+    as in memory, although the visible list cannot say so.
+    """
+    kg = careless_kg()
+    kg.add_entity("5", "five", "entity")
+    kg.add_entity("6", "six", "entity")
+    served = on_backend(kg, "neo4j", request, tmp_path)
+    most = frozenset({"`3`", "4", "5", "6"})  # 4 of 6: T,1's entities stay visible
+    filters = [
+        GraphFilter(hidden=most | {"not-in-graph"}),
+        GraphFilter(hidden=most, masked=frozenset({'q"1'})),
+        GraphFilter(hidden=most | {'q"1'}, text_blocked=frozenset({"ü-2"})),
+        GraphFilter(hidden=most | {"ü-2", 'q"1'}),
+    ]
+    for f in filters:
+        db, mem = served.filtered(f), kg.filtered(f)
+        assert db._params.get("by_visible") is True and "hidden" not in db._params
+        assert snapshot(db) == snapshot(mem), f
+        for query in ("Zürich", "hi", "back"):
+            assert db.search_entities(query) == mem.search_entities(query), (f, query)
+    assert served.filtered(filters[0]).text_unit("T,1") is None
+    assert served.filtered(GraphFilter(hidden=most)).text_unit("T,1") is not None
+    half = served.filtered(GraphFilter(hidden=frozenset({"`3`", "4", "5"})))  # not most: the hidden ids are sent
+    assert "by_visible" not in half._params and snapshot(half) == snapshot(kg.filtered(half.graph_filter))
+
+
 def test_every_read_matches_memory_under_random_filters(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     kg = load_kg("countries")
     served = on_backend(kg, "ladybug", request, tmp_path)

@@ -56,9 +56,17 @@ def _id_list(value: Any) -> tuple[str, ...]:
 
 
 class _Queries:
-    """Every query, written once from the store's mapping and dialect."""
+    """Every query, written once from the store's mapping and dialect.
 
-    def __init__(self, store: GraphStore) -> None:
+    ``by_visible``: the view's scope is the list of visible ids (``$visible``)
+    instead of the hidden ones (``$hidden``), for a filter hiding most of the
+    graph, whose hidden list would otherwise travel with every query. Then
+    ``$withheld`` holds the masked, text-blocked and hidden ids that are no
+    entity of the graph, and a unit's id counts as hidden when it is an entity
+    (an index lookup) outside ``$visible``: exactly the ids the hidden list held.
+    """
+
+    def __init__(self, store: GraphStore, by_visible: bool = False) -> None:
         m, d = store.mapping, store.dialect
         L, ID = quote_name(m.entity_label), quote_name(m.id_property)
         NAME, TYPE = quote_name(m.name_property), quote_name(m.type_property)
@@ -68,6 +76,15 @@ class _Queries:
         COM = quote_name(m.community_label)
         rel, relpat = d.relation_expr, d.relation_pattern
 
+        def shown(v: str) -> str:  # entity node v is in the view
+            return f"{v}.{ID} IN $visible" if by_visible else f"NOT {v}.{ID} IN $hidden"
+
+        # A unit is withheld when it mentions any hidden, masked or text-blocked entity.
+        if by_visible:
+            withheld_id = f"x IN w OR (NOT x IN $visible AND EXISTS {{ MATCH (h:{L} {{{ID}: x}}) }})"
+        else:
+            withheld_id = "x IN w"
+
         def entity(v: str) -> str:
             return (
                 f"{v}.{ID}, CASE WHEN {v}.{ID} IN $masked THEN $mask_prefix + {v}.{ID} ELSE coalesce({v}.{NAME}, {v}.{ID}) END, "
@@ -76,16 +93,16 @@ class _Queries:
                 f"CASE WHEN {v}.{ID} IN $masked THEN NULL ELSE {v}.{ALIASES} END"
             )
 
-        self.entity = f"MATCH (e:{L} {{{ID}: $id}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
-        self.entities = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')} ORDER BY {d.order_expr_entity}"
+        self.entity = f"MATCH (e:{L} {{{ID}: $id}}) WHERE {shown('e')} RETURN {entity('e')}"
+        self.entities = f"MATCH (e:{L}) WHERE {shown('e')} RETURN {entity('e')} ORDER BY {d.order_expr_entity}"
         # Search: records of a few ids (primary-key lookups), the masked ones, and (Neo4j) full-text hits.
-        self.entities_in = f"UNWIND $ids AS i MATCH (e:{L} {{{ID}: i}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
-        self.masked_entities = f"UNWIND $masked AS i MATCH (e:{L} {{{ID}: i}}) WHERE NOT e.{ID} IN $hidden RETURN {entity('e')}"
+        self.entities_in = f"UNWIND $ids AS i MATCH (e:{L} {{{ID}: i}}) WHERE {shown('e')} RETURN {entity('e')}"
+        self.masked_entities = f"UNWIND $masked AS i MATCH (e:{L} {{{ID}: i}}) WHERE {shown('e')} RETURN {entity('e')}"
         # Full-text candidates in one round trip: the hits of the words index (and of the bigram index), how many
         # each index returned (so the caller can tell "the filter ate them" from "the index ran out"), and the
         # visible ones of the wanted type, labels only (the winners' records are read afterwards).
         keep = (
-            f"e:{L} AND NOT e.{ID} IN $hidden AND NOT e.{ID} IN $masked "
+            f"e:{L} AND {shown('e')} AND NOT e.{ID} IN $masked "
             f"AND ($type = '' OR toLower(coalesce(e.{TYPE}, 'entity')) = $type) "
             f"| [e.{ID}, coalesce(e.{NAME}, e.{ID}), coalesce(e.{TYPE}, 'entity'), '', e.{ALIASES}]"
         )
@@ -96,31 +113,30 @@ class _Queries:
             f"RETURN collect(node) AS grams }} "
             f"RETURN size(words), size(grams), [e IN words WHERE {keep}], [e IN grams WHERE {keep}]"
         )  # the subquery aggregates alone: one row even when an index has no hit
-        self.entity_ids = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN e.{ID} ORDER BY {d.order_expr_entity}"
-        self.count = f"MATCH (e:{L}) WHERE NOT e.{ID} IN $hidden RETURN count(*)"
+        self.entity_ids = f"MATCH (e:{L}) WHERE {shown('e')} RETURN e.{ID} ORDER BY {d.order_expr_entity}"
+        self.count = f"MATCH (e:{L}) WHERE {shown('e')} RETURN count(*)"
         self.out = (
-            f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WITH a, r, b WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
+            f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WITH a, r, b WHERE {shown('a')} AND {shown('b')} "
             f"RETURN b.{ID}, {rel}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
         )
         self.into = (
-            f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WITH a, r, b WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
+            f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WITH a, r, b WHERE {shown('a')} AND {shown('b')} "
             f"RETURN b.{ID}, {rel}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
         )
-        self.out_degree = f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WITH b WHERE NOT b.{ID} IN $hidden RETURN count(*)"
-        self.in_degree = f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WITH b WHERE NOT b.{ID} IN $hidden RETURN count(*)"
+        self.out_degree = f"MATCH (a:{L} {{{ID}: $id}})-{relpat}->(b:{L}) WITH b WHERE {shown('b')} RETURN count(*)"
+        self.in_degree = f"MATCH (b:{L})-{relpat}->(a:{L} {{{ID}: $id}}) WITH b WHERE {shown('b')} RETURN count(*)"
         self.relations = (
-            f"MATCH (a:{L})-{relpat}->(b:{L}) WHERE NOT a.{ID} IN $hidden AND NOT b.{ID} IN $hidden "
+            f"MATCH (a:{L})-{relpat}->(b:{L}) WHERE {shown('a')} AND {shown('b')} "
             f"RETURN a.{ID}, {rel}, b.{ID}, coalesce(r.{RDESC}, '') ORDER BY {d.order_expr_relation}"
         )
         ids = d.unit_entity_ids_expr
-        # A unit is withheld when it mentions any hidden, masked or text-blocked entity.
         self.unit = (
             f"WITH $withheld AS w MATCH (u:{TU} {{{ID}: $id}}) WITH u, w, {ids} AS ids "
-            f"WHERE NOT any(x IN ids WHERE x IN w) RETURN u.{ID}, coalesce(u.{TEXT}, ''), ids"
+            f"WHERE NOT any(x IN ids WHERE {withheld_id}) RETURN u.{ID}, coalesce(u.{TEXT}, ''), ids"
         )
         self.units_for = (
             f"WITH $withheld AS w MATCH (u:{TU})-[:{MENTIONS}]->(e:{L} {{{ID}: $id}}) "
-            f"WITH u, e, w, {ids} AS ids WHERE NOT e.{ID} IN $hidden AND NOT any(x IN ids WHERE x IN w) "
+            f"WITH u, e, w, {ids} AS ids WHERE {shown('e')} AND NOT any(x IN ids WHERE {withheld_id}) "
             f"RETURN u.{ID}, coalesce(u.{TEXT}, ''), ids ORDER BY {d.order_expr_unit}"
         )
         self.raw_unit = f"MATCH (u:{TU} {{{ID}: $id}}) RETURN u.{ID}, coalesce(u.{TEXT}, ''), {ids}"
@@ -143,6 +159,10 @@ class _Shared:
     def __init__(self, store: GraphStore) -> None:
         self.store = store
         self.queries = _Queries(store)
+        #: Queries scoped by the visible ids, for filters hiding most entities (where the dialect allows).
+        self.visible_queries = _Queries(store, by_visible=True) if store.dialect.scope_by_visible else None
+        self._all_ids: frozenset[str] | None = None
+        self._entity_count: int | None = None
         self.lock = threading.RLock()  # re-entered: loading communities makes an unfiltered view
         self.communities: dict[str, Community] | None = None
         self.communities_by_entity: dict[str, list[str]] | None = None
@@ -157,24 +177,42 @@ class _Shared:
         self.community_resolution = 1.0
         self._params: dict[GraphFilter | None, dict[str, Any]] = {}
 
+    def entity_count(self) -> int:
+        """How many entities the database holds (counted once)."""
+        if self._entity_count is None:
+            self._entity_count = int(self.store.rows(self.queries.count, {"hidden": []})[0][0])
+        return self._entity_count
+
+    def all_ids(self) -> frozenset[str]:
+        """Every entity id in the database (read once, when a filter first hides most of them)."""
+        ids = self._all_ids
+        if ids is None:
+            ids = self._all_ids = frozenset(str(r[0]) for r in self.store.rows(self.queries.entity_ids, {"hidden": []}))
+        return ids
+
     def params_for(self, f: GraphFilter | None) -> dict[str, Any]:
         """The query parameters of a filter, built once per filter.
 
         A view is made per tool call, and a replay makes hundreds with the same
         filter; under full isolation its id lists hold nearly the whole graph.
+        Then (when the dialect allows) the parameters hold the visible ids
+        instead, fewer than the hidden ones, and ``by_visible`` is set: the
+        view asks :attr:`visible_queries`. Either way the same records come back.
         """
         found = self._params.get(f)
         if found is None:
-            hidden = sorted(f.hidden) if f else []
             masked = sorted(f.masked) if f else []
             blocked = sorted(f.text_blocked) if f else []
-            found = {
-                "hidden": hidden,
-                "masked": masked,
-                "blocked": blocked,
-                "withheld": sorted(set(hidden) | set(masked) | set(blocked)),
-                "mask_prefix": f"{MASK_PLACEHOLDER} ",
-            }
+            found = {"masked": masked, "blocked": blocked, "mask_prefix": f"{MASK_PLACEHOLDER} "}
+            all_ids = self.all_ids() if f and self.visible_queries is not None and 2 * len(f.hidden) > self.entity_count() else None
+            if f and all_ids is not None and 2 * len(f.hidden & all_ids) > len(all_ids):
+                found["visible"] = sorted(all_ids - f.hidden)
+                found["withheld"] = sorted((f.hidden - all_ids) | f.masked | f.text_blocked)
+                found["by_visible"] = True
+            else:
+                hidden = sorted(f.hidden) if f else []
+                found["hidden"] = hidden
+                found["withheld"] = sorted(set(hidden) | set(masked) | set(blocked))
             with self.lock:
                 if len(self._params) >= _PARAM_CACHE:
                     self._params.pop(next(iter(self._params)))
@@ -238,8 +276,10 @@ class CypherGraph:
 
     def _rows(self, query: str, **params: Any) -> list[list[Any]]:
         shared = self._shared
-        text = getattr(shared.queries, query)
-        values = {k: params[k] if k in params else self._params[k] for k in shared.queries.params[text]}
+        queries = shared.visible_queries if self._params.get("by_visible") else shared.queries
+        assert queries is not None  # by_visible is only set when the dialect has them
+        text = getattr(queries, query)
+        values = {k: params[k] if k in params else self._params[k] for k in queries.params[text]}
         return shared.store.rows(text, values)
 
     def close(self) -> None:

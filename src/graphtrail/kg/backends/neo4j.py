@@ -100,6 +100,7 @@ def _dialect(m: GraphMapping) -> Dialect:
         order_expr_relation=f"r.{ORD}, {rel}, b.{ID}",
         order_expr_unit=f"u.{ORD}, u.{ID}",
         order_expr_community=f"c.{ORD}, c.{ID}",
+        scope_by_visible=True,
     )
 
 

@@ -34,6 +34,9 @@ class Dialect:
     order_expr_relation: str
     order_expr_unit: str
     order_expr_community: str
+    #: Whether a view hiding most entities may send the visible ids instead of the hidden ones
+    #: (the unit filter then asks the database whether an id is an entity: an ``EXISTS`` subquery).
+    scope_by_visible: bool = False
 
 
 class GraphStore(Protocol):
