@@ -317,6 +317,16 @@ def test_a_symlinked_trace_file_is_refused_not_appended_through(tmp_path: Path) 
     assert victim.read_text() == "precious\n"
 
 
+def test_a_symlinked_run_log_is_refused_not_appended_through(tmp_path: Path) -> None:
+    victim = tmp_path / "elsewhere.jsonl"
+    victim.write_text("precious\n", encoding="utf-8")
+    link = tmp_path / "runs.jsonl"
+    link.symlink_to(victim)
+    with pytest.raises(od().WriteFailed, match="symbolic link"):
+        od().append_text(link, "a run\n")
+    assert victim.read_text() == "precious\n"
+
+
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Any:
     """A 64 KB tmpfs (root only; skipped where mounting is not allowed), unmounted after."""

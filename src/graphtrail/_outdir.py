@@ -233,28 +233,27 @@ def write_lines(path: str | Path, lines: Iterable[str]) -> Path:
     return write_text(path, "".join(line + "\n" for line in lines))
 
 
-def open_append(path: str | Path) -> IO[Any]:
-    """``path`` opened for appending text; a symlink there is refused (``O_NOFOLLOW``), a failure names the file."""
-    target = Path(path)
+def _append_fd(target: Path) -> int:
+    """A descriptor of ``target`` opened for appending (created if absent); a symlink there is refused (``O_NOFOLLOW``)."""
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise WriteFailed(f"cannot write {target}: it is a symbolic link, which graphtrail does not follow; remove it") from None
         raise WriteFailed(describe_os_error(exc, target)) from None
-    return os.fdopen(fd, "a", encoding="utf-8")
+    return fd
+
+
+def open_append(path: str | Path) -> IO[Any]:
+    """``path`` opened for appending text; a symlink there is refused (``O_NOFOLLOW``), a failure names the file."""
+    return os.fdopen(_append_fd(Path(path)), "a", encoding="utf-8")
 
 
 def append_text(path: str | Path, text: str) -> None:
     """Append ``text`` to ``path`` (``O_APPEND``, unbuffered, a symlink refused); a failed write names the file."""
     target = Path(path)
     data = text.encode("utf-8")
-    try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise WriteFailed(f"cannot write {target}: it is a symbolic link, which graphtrail does not follow; remove it") from None
-        raise WriteFailed(describe_os_error(exc, target)) from None
+    fd = _append_fd(target)
     try:
         view = memoryview(data)
         while view:
