@@ -152,6 +152,14 @@ def test_the_tracer_reads_ids_from_markdown_and_dataframe_tables_and_not_from_pr
     assert find_tables(prose) == [] and generic_extract(prose).entities == []
 
 
+def test_the_tracer_reads_ids_from_a_frame_too_wide_for_one_block() -> None:
+    # ``str(df)`` of a wide frame comes in blocks of columns whose headers end in " \\"
+    frame = pd.DataFrame([{"id": "d1", "name": "Director 1", "born": "1970"}, {"id": "c12", "name": "Producer Long 1", "born": "1980"}])
+    text = frame.to_string(line_width=30)
+    assert "\\\n" in text and "\n\n" in text  # really wrapped into blocks
+    assert [(e.id, e.name) for e in generic_extract(text).entities] == [("d1", "Director 1"), ("c12", "Producer Long 1")]
+
+
 # ---------------------------------------------------------------- a tool whose outputs were not read
 
 

@@ -18,7 +18,9 @@ What counts as a table:
   writes them). The cells are the columns of characters between positions that
   are blank on every line; a part with no column name over it belongs to the
   named column on its right (a right-aligned value wider than its name); a part
-  left of the first name is the index, and is not read.
+  left of the first name is the index, and is not read. A frame too wide for
+  pandas' line width comes in blocks of columns, each header ending in `` \\``:
+  each block is a table of its own.
 
 Anything else (prose, lists) is not a table. Only the first ``_MAX_LINES``
 lines are read. Pure functions of the text, never raising.
@@ -87,6 +89,8 @@ def _spans(line: str) -> list[tuple[int, int]]:
 def _fixed_width(lines: list[str], start: int, end: int) -> tuple[Table, int] | None:
     """The fixed-width table whose header is line ``start``."""
     header = lines[start].rstrip()
+    if header.endswith(" \\"):  # pandas wrapping a wide frame (``str(df)``): each block's header ends in `` \\``
+        header = header[:-1].rstrip()
     if start + 1 >= end or len(lines[start + 1].rstrip()) != len(header):  # cheapest test first: prose lines differ
         return None
     names = _spans(header)
