@@ -41,6 +41,7 @@ from .leaks import EntityNames, input_leaks
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 from .scope import FilterScope
 from .seen import SeenInputs, recording
+from .slots import Slots
 from .tabular import citation_mode, read_table_entities
 
 __all__ = [
@@ -327,6 +328,8 @@ async def replay(
     on_done: Callable[[RunRecord, bool], None] | None = None,
     input_builder: Callable[[str], Any] | None = None,
     check_model: bool = False,
+    slots: Slots | None = None,
+    priority: Callable[[ReplayJob], Any] | None = None,
 ) -> list[RunRecord]:
     """Run ``jobs`` (skipping those ``cache`` already holds); records in job order.
 
@@ -337,12 +340,15 @@ async def replay(
     ``on_done(record, from_cache)`` is called once per job, e.g. for progress.
     ``check_model``: a cached run answered by another model than the one answering
     now is run again (``evaluate`` turns it on; it may cost one probe run).
+    ``slots``: share one concurrency limit between replays running at once (the
+    suite's baselines and early conditions); default: its own ``concurrency`` slots.
+    ``priority(job)``: which waiting job gets a freed slot first (lowest; then arrival).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     runner = agent if isinstance(agent, AgentRunner) else AgentRunner(agent, input_builder)
     cache = cache if cache is not None else RunCache()
-    semaphore = asyncio.Semaphore(concurrency)
+    slots = slots if slots is not None else Slots(concurrency)
     results: list[RunRecord | None] = [None] * len(jobs)
 
     async def one(i: int, job: ReplayJob) -> None:
@@ -359,7 +365,7 @@ async def replay(
             if on_done is not None:
                 on_done(cached, True)
             return
-        async with semaphore:
+        async with slots.hold(priority(job) if priority is not None else 0):
             record = await run_job(runner, job, reuse_cache)
         _observe(runner, record)
         if probing is not None and record.model_seen == probing.model_seen:

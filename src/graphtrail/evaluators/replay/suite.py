@@ -1,9 +1,13 @@
-"""The whole ablation suite for one agent: every baseline first, then every condition built from them.
+"""The whole ablation suite for one agent: every baseline, then every condition built from them.
 
 1. Run the baseline for every question, ``repeats`` times (the noise floor);
-   trial 0 first, so the repeated baselines can be scored against it.
+   a question's trial 0 first, so its repeated baselines can be scored against it.
 2. From each question's baseline trial 0, build every condition's filters
    (:func:`.ablations.condition_filters`) and replay them, ``trials`` times each.
+   Conditions also depend on the other questions' baselines (applicability, the
+   names the evaluation knows, controls); :mod:`.speculate` starts a question's
+   conditions as soon as its own baselines are in and keeps only the runs the
+   end would have built alike, so the model is not idle behind the slowest baseline.
 
 An agent whose baselines cite nothing gets no citation conditions: they would
 be no experiment (see :data:`~graphtrail.evaluators.records.NO_CITATIONS`).
@@ -13,6 +17,7 @@ nothing scored beyond what the ``score`` callback filled in as runs finished.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,6 +31,8 @@ from .leaks import EntityNames
 from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
+from .slots import Slots
+from .speculate import Speculation
 from .tabular import citation_mode, read_table_entities
 from .textleaks import revealed_descriptions
 
@@ -44,6 +51,8 @@ class Evaluation:
     output_tokens: int = 0
     skipped: dict[str, str] = field(default_factory=dict)  # question id -> why its conditions did not run
     not_applicable: dict[str, str] = field(default_factory=dict)  # condition -> why it was not run
+    early_kept: int = 0  # condition runs started before every baseline was in, and kept (.speculate)
+    early_discarded: int = 0  # ... and not kept: run again or not wanted (their model calls are in model_calls)
 
     @classmethod
     def of(cls, records: list[RunRecord], questions: list[Any], skipped: dict[str, str]) -> "Evaluation":
@@ -151,6 +160,14 @@ def known_names(kg: Any, baselines: Sequence[RunRecord]) -> EntityNames:
     return EntityNames(kg, revealed, revealed_descriptions(traces))
 
 
+def _read_baseline(record: RunRecord, names: EntityNames, mode: Any) -> RunRecord:
+    """``record`` with the entities its tools' tables named (the same object if none)."""
+    read = read_table_entities(record.trajectory, names, mode)
+    if read is record.trajectory or read is None:
+        return record
+    return record.model_copy(update={"trajectory": read, "citations": list(read.citations), "answer": read.answer})
+
+
 def read_baseline_tables(records: list[RunRecord], names: EntityNames, mode: Any, cache: RunCache) -> list[RunRecord]:
     """``records`` with the entities their tools' tables named, by every name the evaluation knows (:mod:`.tabular`).
 
@@ -160,11 +177,10 @@ def read_baseline_tables(records: list[RunRecord], names: EntityNames, mode: Any
     """
     out = []
     for record in records:
-        read = read_table_entities(record.trajectory, names, mode)
-        if read is not record.trajectory and read is not None:
-            record = record.model_copy(update={"trajectory": read, "citations": list(read.citations), "answer": read.answer})
-            cache.add(record)
-        out.append(record)
+        read = _read_baseline(record, names, mode)
+        if read is not record:
+            cache.add(read)
+        out.append(read)
     return out
 
 
@@ -186,6 +202,59 @@ def check_kg_overlap(kg: Any, baselines: dict[str, RunRecord]) -> None:
             f"the KG {name!r} shares {shared} of the {len(revealed)} entities the agent's tools revealed, so it is not "
             "the graph the agent reads; pass the agent's own graph as kg=, or no kg at all"
         )
+
+
+def _priority(job: ReplayJob) -> tuple[int, int]:
+    """Baselines first (each unlocks a question's conditions), then the conditions whose baseline ran longest."""
+    if job.key.condition == "baseline":
+        return (0, job.key.trial)
+    return (1, -len(job.baseline.model_calls) if job.baseline is not None else 0)
+
+
+async def _baselines(run: Any, questions: list[Any], key: _Keys, kg: Any, repeats: int, shared_trials: bool,
+                     baseline_answers: dict[str, str | None], bar: ReplayProgress, speculation: Speculation) -> list[RunRecord]:
+    """Every question's baselines, trial 0 first (the repeats are scored against it), in job order.
+
+    Questions run side by side; the moment one question's baselines are all in, its
+    conditions may start early (:mod:`.speculate`).
+    """
+    kg_names = EntityNames(kg) if kg is not None else None  # tables in tool outputs are read by the KG's names
+    jobs = [
+        ReplayJob(
+            key=key(str(question_field(q, "id")), "baseline", trial=t),
+            question=question_field(q, "question"),
+            question_obj=q,
+            shared_trials=shared_trials,
+            names=kg_names,
+        )
+        for t in range(repeats)
+        for q in questions
+    ]
+    order = {job.key: i for i, job in enumerate(jobs)}
+    bar.phase("baseline", len(jobs))
+    n = len(questions)
+
+    async def one_question(i: int) -> list[RunRecord]:
+        q = questions[i]
+        first = await run([jobs[i]])
+        if first:
+            baseline_answers[first[0].key.question_id] = first[0].answer
+        rest = await run(jobs[i + n::n]) if repeats > 1 else []
+        for record in first + rest:
+            speculation.baseline_done(order[record.key], record)
+        if first:
+            speculation.question_ready(q, first[0].key.question_id, first[0])
+        return first + rest
+
+    tasks = [asyncio.ensure_future(one_question(i)) for i in range(n)]
+    try:
+        found = [r for records in await asyncio.gather(*tasks) for r in records]
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    return sorted(found, key=lambda r: order[r.key])
 
 
 async def replay_suite(
@@ -215,43 +284,43 @@ async def replay_suite(
     to tell whether an answer changed.
     """
     key = _Keys(agent_id, model_id, seed)
+    mode = citation_mode(runner.agent)
     with installed(reuse_cache), ReplayProgress(progress) as bar:
-        run = functools.partial(replay, runner, cache=cache, reuse_cache=reuse_cache, concurrency=concurrency, score=score,
-                                on_done=bar.done, check_model=True)
-        # 1. baselines: trial 0 of each question defines its conditions
-        kg_names = EntityNames(kg) if kg is not None else None  # tables in tool outputs are read by the KG's names
-        base_jobs = [
-            ReplayJob(
-                key=key(str(question_field(q, "id")), "baseline", trial=t),
-                question=question_field(q, "question"),
-                question_obj=q,
-                shared_trials=shared_trials,
-                names=kg_names,
-            )
-            for t in range(repeats)
-            for q in questions
-        ]
-        bar.phase("baseline", len(base_jobs))
-        # trial 0 first, so repeated baselines can be scored against it
-        base_records = await run([j for j in base_jobs if j.key.trial == 0])
-        for rec in base_records:
-            baseline_answers[rec.key.question_id] = rec.answer
-        base_records += await run([j for j in base_jobs if j.key.trial != 0])
-        names = known_names(kg, base_records)
-        base_records = read_baseline_tables(base_records, names, citation_mode(runner.agent), cache)
+        slots = Slots(concurrency)  # one limit for baselines and early conditions alike
+        common = dict(reuse_cache=reuse_cache, concurrency=concurrency, score=score, check_model=True, slots=slots,
+                      priority=_priority)
+        run = functools.partial(replay, runner, cache=cache, on_done=bar.done, **common)
 
-        # 2. conditions, from each question's baseline trial 0
-        by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
-        wanted, not_applicable = _applicable(conditions, by_q)
-        check_kg_overlap(kg, by_q)
-        jobs, skipped, no_control = _condition_jobs(
-            questions, by_q, wanted, kg, key, names, trials=trials, seed=seed, n_subsets=n_subsets, shared_trials=shared_trials
-        )
-        if no_control:
-            not_applicable["random_removal"] = NO_RANDOM_CONTROL
-        bar.phase("ablations", len(jobs))
-        cond_records = await run(jobs)
+        def build(q: Any, base: RunRecord, names: EntityNames, cited: bool) -> list[ReplayJob]:
+            early = [c for c in conditions if cited or c not in CITATION_CONDITIONS]
+            qid = str(question_field(q, "id"))
+            return _condition_jobs([q], {qid: base}, early, kg, key, names, trials=trials, seed=seed, n_subsets=n_subsets,
+                                   shared_trials=shared_trials)[0]
+
+        speculation = Speculation(kg, cache, build, lambda jobs, held: replay(runner, jobs, cache=held, **common),
+                                  lambda record, names: _read_baseline(record, names, mode), known_names)
+        try:
+            base_records = await _baselines(run, questions, key, kg, repeats, shared_trials, baseline_answers, bar, speculation)
+            # 2. conditions, from each question's baseline trial 0, with every name the baselines revealed
+            fingerprint = speculation.ledger.fingerprint() if speculation.ledger is not None else None
+            names = speculation.names_for(fingerprint) or known_names(kg, base_records)
+            base_records = read_baseline_tables(base_records, names, mode, cache)
+            by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
+            wanted, not_applicable = _applicable(conditions, by_q)
+            check_kg_overlap(kg, by_q)
+            jobs, skipped, no_control = _condition_jobs(
+                questions, by_q, wanted, kg, key, names, trials=trials, seed=seed, n_subsets=n_subsets, shared_trials=shared_trials
+            )
+            if no_control:
+                not_applicable["random_removal"] = NO_RANDOM_CONTROL
+            bar.phase("ablations", len(jobs))
+            cond_records = await speculation.settle(jobs, by_q, fingerprint, run, bar.done)
+        except BaseException:
+            await speculation.cancel()
+            raise
 
     evaluation = Evaluation.of(base_records + cond_records, questions, skipped)
+    evaluation.model_calls += speculation.discarded_calls  # early runs the end did not keep still called the model
+    evaluation.early_kept, evaluation.early_discarded = speculation.kept, speculation.discarded
     evaluation.not_applicable = not_applicable
     return evaluation

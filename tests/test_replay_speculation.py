@@ -1,0 +1,185 @@
+"""Conditions that start before every baseline is in: the priority slots, and that early runs equal late ones.
+
+The suite starts a question's conditions as soon as its own baselines are in
+(evaluators/replay/speculate.py). The ground truth here is the suite with that
+switched off (every condition built after the last baseline, as before): the
+records must be the same, whether the early runs were kept or thrown away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphtrail.agents import create_graphrag_agent, load_kg, load_questions
+from graphtrail.evaluators import EvaluationError, aevaluate_records, load_records
+from graphtrail.evaluators.replay import speculate
+from graphtrail.evaluators.replay.slots import Slots
+from tests.wordings import KG_FILE
+
+CONDITIONS = ["baseline", "cited_removal", "uncited_removal", "uncited_mask", "random_removal", "leave_one_out"]
+_VOLATILE = {"wall_time_s", "trace_id", "baseline_trace_id", "run_id", "span_id", "parent_span_id", "start_time",
+             "end_time", "span_ids", "duration_ms", "duration_s", "conversation_id", "tool_call_id", "id", "call_id"}
+_COUNTERS = {"model_calls", "reused_calls", "input_tokens", "output_tokens", "divergence_step"}
+
+
+def _content(records: list[Any]) -> list[str]:
+    """Each record minus timings, ids and per-run cost counters (which sibling run pays is a race), sorted."""
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items() if k not in _VOLATILE}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    return sorted(json.dumps(scrub(r.model_dump(mode="json", exclude=_COUNTERS)), sort_keys=True, default=str) for r in records)
+
+
+# ---------------------------------------------------------------- slots
+
+
+async def test_slots_hand_a_freed_slot_to_the_lowest_priority_then_the_earliest() -> None:
+    slots = Slots(1)
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def take(name: str, priority: Any) -> None:
+        async with slots.hold(priority):
+            order.append(name)
+            if name == "first":
+                await release.wait()
+
+    first = asyncio.ensure_future(take("first", 0))
+    await asyncio.sleep(0)
+    waiting = [asyncio.ensure_future(take(n, p)) for n, p in [("late-2", (1, 0)), ("base", (0, 1)), ("late-1", (1, -3)),
+                                                               ("late-2b", (1, 0))]]
+    await asyncio.sleep(0)
+    release.set()
+    await asyncio.gather(first, *waiting)
+    assert order == ["first", "base", "late-1", "late-2", "late-2b"]
+
+
+async def test_a_cancelled_waiter_does_not_keep_a_slot() -> None:
+    slots = Slots(1)
+    gate = asyncio.Event()
+    ran: list[str] = []
+
+    async def hold_until_gate() -> None:
+        async with slots.hold():
+            await gate.wait()
+
+    async def take(name: str) -> None:
+        async with slots.hold():
+            ran.append(name)
+
+    holder = asyncio.ensure_future(hold_until_gate())
+    await asyncio.sleep(0)
+    doomed, other = asyncio.ensure_future(take("doomed")), asyncio.ensure_future(take("other"))
+    await asyncio.sleep(0)
+    doomed.cancel()
+    gate.set()
+    await asyncio.gather(holder, other)
+    assert doomed.cancelled() and ran == ["other"]
+    async with slots.hold():  # the slot came back
+        pass
+    with pytest.raises(ValueError):
+        Slots(0)
+
+
+# ---------------------------------------------------------------- early conditions
+
+
+@pytest.fixture(scope="module")
+def kg() -> Any:
+    return load_kg("countries")
+
+
+@pytest.fixture(scope="module")
+def questions() -> list[Any]:
+    qs = load_questions("countries")
+    return [qs[i] for i in (0, 11, 23, 37, 52, 70)]
+
+
+def _evaluate(kg: Any, questions: list[Any], out: Path | None = None, *, graph: Any = None) -> Any:
+    agent = create_graphrag_agent("offline", kg, "agentic")
+    return asyncio.run(aevaluate_records(agent, questions, graph if graph is not None else kg, conditions=CONDITIONS,
+                                         concurrency=4, progress=False, out_dir=out))
+
+
+@pytest.fixture(scope="module")
+def barrier(kg: Any, questions: list[Any]) -> Any:
+    """The suite with nothing started early: every condition built after the last baseline."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(speculate.Speculation, "question_ready", lambda self, *a: None)
+        return _evaluate(kg, questions)
+
+
+def test_early_conditions_are_kept_and_equal_what_the_barrier_runs(kg: Any, questions: list[Any], barrier: Any) -> None:
+    early = _evaluate(kg, questions)
+    conditions = [r for r in early.records if r.key.condition != "baseline"]
+    assert barrier.early_kept == 0 and len(conditions) > 20
+    assert early.early_kept == len(conditions) and early.early_discarded == 0
+    assert _content(early.records) == _content(barrier.records)
+    assert [r.key for r in early.records] == [r.key for r in barrier.records]  # the same order too
+    assert early.model_calls == barrier.model_calls
+
+
+def test_early_runs_are_run_again_when_the_names_changed(kg: Any, questions: list[Any], barrier: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # every finished baseline looks like it revealed a name no earlier one did
+    real = speculate.NamesLedger.fingerprint
+    monkeypatch.setattr(speculate.NamesLedger, "fingerprint", lambda self: (real(self), len(self.records)))
+    changed = _evaluate(kg, questions)
+    assert changed.early_kept == 0 and changed.early_discarded > 0
+    assert _content(changed.records) == _content(barrier.records)
+    assert changed.model_calls >= barrier.model_calls  # the discarded runs' calls are counted, not hidden
+
+
+def test_names_fingerprint_changes_only_with_what_reads_differently(kg: Any) -> None:
+    from graphtrail.evaluators.records import RunKey, RunRecord
+    from graphtrail.tracer.trajectory import Entity, Step, Trajectory
+
+    entity = next(iter(kg.entities()))
+
+    def record(i: int, entities: list[Entity]) -> RunRecord:
+        trajectory = Trajectory(run_id=f"r{i}", steps=[Step(index=1, tool="t", entities=entities)])
+        return RunRecord(key=RunKey(agent="a", model="m", question_id=f"q{i}", condition="baseline"), question="?",
+                         trajectory=trajectory)
+
+    from graphtrail.evaluators.replay.suite import known_names
+
+    ledger = speculate.NamesLedger(kg, known_names)
+    start = ledger.fingerprint()
+    ledger.add(0, record(0, [Entity(id=entity.id, name=entity.name)]))  # the KG's own name: reads the same
+    assert ledger.fingerprint() == start
+    ledger.add(1, record(1, [Entity(id=entity.id, name=entity.name + " (renamed)")]))
+    assert ledger.fingerprint() != start
+    assert ledger.names().of(entity.id)[0] == entity.name  # job order: the KG's name came first
+    outside = speculate.NamesLedger(kg, known_names)
+    outside.add(0, record(0, [Entity(id="not-in-the-kg", name="Atlantis")]))
+    assert outside.fingerprint() != start
+
+
+def test_a_refused_kg_leaves_no_early_condition_on_disk(tmp_path: Path, questions: list[Any],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    other = load_kg(KG_FILE, communities=False)  # not the agent's graph
+    started: list[int] = []
+    real = speculate.Speculation.question_ready
+
+    def question_ready(self: Any, *args: Any) -> None:
+        real(self, *args)
+        started.append(len(self.early))
+
+    monkeypatch.setattr(speculate.Speculation, "question_ready", question_ready)
+    with pytest.raises(EvaluationError, match="not the graph the agent reads"):
+        agent = create_graphrag_agent("offline", load_kg("countries"), "agentic")
+        asyncio.run(aevaluate_records(agent, questions, other, conditions=CONDITIONS, concurrency=4, progress=False,
+                                      out_dir=tmp_path))
+    assert started and started[-1] > 0  # conditions did start early, against the wrong graph
+    kept = load_records(tmp_path / "runs.jsonl")
+    assert kept and {r.key.condition for r in kept} == {"baseline"}
