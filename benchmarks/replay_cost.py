@@ -54,7 +54,9 @@ bound)::
 
 runs the offline model behind an ``asyncio.sleep(latency)`` per call that
 reaches the model (reused calls cost no latency), with reuse only, and prints the
-wall time against its bound max(calls x latency / concurrency, CPU).
+wall time against its bound max(calls x latency / concurrency, CPU): raw, and on
+:class:`DedicatedCoreLoop`'s clock (the same run as on a core no other process
+shares), which the verdict uses, so a busy machine does not decide it.
 """
 
 from __future__ import annotations
@@ -171,15 +173,58 @@ def _model(latency: float):
     return SlowOffline()
 
 
+class DedicatedCoreLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock is the process's CPU time plus the waits it skipped: time on a core of its own.
+
+    Whenever nothing is ready to run, nothing is readable and no work it handed to a
+    thread is unfinished, it moves its clock to the next timer (the simulated model
+    latency) instead of sleeping. So the time it keeps is what the run would take on one
+    core no other process shares: CPU as used, latency as waited. While a thread works it
+    waits for real, with that thread's CPU on the clock.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._skipped = 0.0
+        self._threads = 0  # executor jobs not finished yet
+        self._cpu0 = time.process_time()
+        select = self._selector.select
+
+        def skipping_select(timeout=None):
+            if timeout is None or timeout <= 0 or self._threads:
+                return select(timeout)
+            events = select(0)
+            if not events:
+                self._skipped += timeout  # idle until the next timer: skip the wait
+            return events
+
+        self._selector.select = skipping_select
+
+    def run_in_executor(self, executor, func, *args):
+        future = super().run_in_executor(executor, func, *args)
+        self._threads += 1
+
+        def finished(_):
+            self._threads -= 1
+
+        future.add_done_callback(finished)
+        return future
+
+    def time(self) -> float:
+        return time.process_time() - self._cpu0 + self._skipped
+
+
 async def _run(kg, questions, variant: str, reuse: bool, concurrency: int, repeats: int, latency: float = 0.0):
     agent = create_graphrag_agent(_model(latency), kg, variant)
+    loop = asyncio.get_running_loop()
     with CheckCPU() as check:
-        start, cpu = time.perf_counter(), time.process_time()
+        start, cpu, clock = time.perf_counter(), time.process_time(), loop.time()
         ev = await aevaluate_records(
             agent, questions, kg, reuse=reuse, concurrency=concurrency, progress=False, baseline_repeats=repeats
         )
         wall, used = time.perf_counter() - start, time.process_time() - cpu
     ev.check_cpu = check.seconds  # the model-input check's share of replay CPU is printed in the summary
+    ev.loop_time = loop.time() - clock
     return ev, wall, used
 
 
@@ -282,9 +327,11 @@ def _latency(kg, questions, variants, args) -> int:
     """Wall time at model latency against its bound: max(calls that reach the model x latency / c, CPU).
 
     On a shared machine the event loop also waits for a CPU other processes hold; that
-    wait is not the replay's doing. The loop thread's run-queue wait is measured and the
-    ratio printed both raw and without the part of it that the process's own other
-    threads (thread-pool hops) cannot explain: wait - their CPU, at least 0.
+    wait is not the replay's doing. So each variant runs twice: on the real clock (raw
+    wall time, what you see on this machine now), and on :class:`DedicatedCoreLoop`'s
+    clock (the same run as on a core of its own), which the verdict uses. The old
+    estimate, raw wall minus the loop thread's run-queue wait that the process's own
+    other threads cannot explain, is printed beside it.
     """
     print(f"model latency {args.latency} s per call that reaches the model, concurrency {args.concurrency}, with reuse")
     for variant in variants:
@@ -292,17 +339,20 @@ def _latency(kg, questions, variants, args) -> int:
         ev, wall, cpu = asyncio.run(_run(kg, questions, variant, True, args.concurrency, args.baseline_repeats, args.latency))
         after = _schedstat()
         bound = max(ev.model_calls * args.latency / args.concurrency, cpu)
-        line = (f"  {variant:15} {len(ev.records)} runs, {ev.model_calls} model calls: wall {wall:.2f}s, CPU {cpu:.2f}s, "
+        line = (f"  {variant:15} {len(ev.records)} runs, {ev.model_calls} model calls: raw wall {wall:.2f}s, CPU {cpu:.2f}s, "
                 f"bound {bound:.2f}s -> {wall / bound:.2f}x")
-        ratio = wall / bound
         if before is not None and after is not None:
             loop_cpu, waited = after[0] - before[0], after[1] - before[1]
             others = max(cpu - loop_cpu, 0.0)  # CPU of this process's other threads
             foreign = max(waited - others, 0.0)
-            ratio = (wall - foreign) / bound
-            line += (f"; loop waited for a CPU {waited:.2f}s (own other threads used {others:.2f}s), "
-                     f"without the rest {ratio:.2f}x")
-        print(line + f"  target <= {LATENCY_TARGET}x: {'MET' if ratio <= LATENCY_TARGET else 'NOT met'}")
+            line += f" (minus run-queue wait {(wall - foreign) / bound:.2f}x)"
+        with asyncio.Runner(loop_factory=DedicatedCoreLoop) as runner:
+            ev2, _, cpu2 = runner.run(_run(kg, questions, variant, True, args.concurrency, args.baseline_repeats, args.latency))
+        bound2 = max(ev2.model_calls * args.latency / args.concurrency, cpu2)
+        ratio = ev2.loop_time / bound2
+        print(line)
+        print(f"  {'':15} on a core of its own: {ev2.loop_time:.2f}s, CPU {cpu2:.2f}s, bound {bound2:.2f}s -> {ratio:.2f}x  "
+              f"target <= {LATENCY_TARGET}x: {'MET' if ratio <= LATENCY_TARGET else 'NOT met'}")
     return 0
 
 

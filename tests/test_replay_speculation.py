@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +185,92 @@ def test_a_refused_kg_leaves_no_early_condition_on_disk(tmp_path: Path, question
     assert started and started[-1] > 0  # conditions did start early, against the wrong graph
     kept = load_records(tmp_path / "runs.jsonl")
     assert kept and {r.key.condition for r in kept} == {"baseline"}
+
+
+# ---------------------------------------------------------------- what concurrency limits
+
+
+class _Meter:
+    """Peak of things at once."""
+
+    def __init__(self) -> None:
+        self.now = self.peak = 0
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> "_Meter":
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def _slow_model(meter: _Meter, **fields: Any) -> Any:
+    from graphtrail.agents.offline.model import OfflineChatModel
+
+    class SlowOffline(OfflineChatModel):
+        """The offline model behind some latency, counting the calls at it."""
+
+        async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            with meter:
+                await asyncio.sleep(0.02)
+                return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            with meter:
+                time.sleep(0.02)
+                return super()._generate(messages, stop, run_manager, **kwargs)
+
+    return SlowOffline(**fields)
+
+
+def _count_runs(monkeypatch: pytest.MonkeyPatch) -> _Meter:
+    from graphtrail.evaluators.replay import runner
+
+    runs = _Meter()
+    real = runner.run_job
+
+    async def run_job(*args: Any, **kwargs: Any) -> Any:
+        with runs:
+            return await real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_job", run_job)
+    return runs
+
+
+@pytest.mark.parametrize("invoke", ["async", "sync"])
+def test_concurrency_limits_calls_at_the_model_while_more_replays_run(kg: Any, questions: list[Any], invoke: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    calls, runs = _Meter(), _count_runs(monkeypatch)
+    graph = create_graphrag_agent(_slow_model(calls), kg, "agentic")
+    def ask(question: str) -> Any:  # a sync callable: its replays run on worker threads
+        return graph.invoke({"messages": [("user", question)]})
+
+    agent = graph if invoke == "async" else ask
+    evaluation = asyncio.run(aevaluate_records(agent, questions, kg, conditions=CONDITIONS, concurrency=2, progress=False,
+                                               agent_name="slow", model_name="slow-offline"))
+    assert evaluation.model_calls > 20
+    assert calls.peak == 2  # never more calls at the model than asked for, and the limit is used
+    assert 2 < runs.peak <= 4  # replays whose calls are reused or at their tools go on meanwhile
+
+
+def test_a_model_the_limit_cannot_see_falls_back_to_counting_replays(kg: Any, questions: list[Any],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    calls, runs = _Meter(), _count_runs(monkeypatch)
+    seen: list[tuple[int, int]] = []  # (replays, calls) at once, at each call's start
+    model = _slow_model(calls, cache=False)  # its calls never reach the reuse cache, so no model slot holds them
+    real = type(model)._agenerate
+
+    async def _agenerate(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append((runs.now, calls.now + 1))
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "_agenerate", _agenerate)
+    evaluation = asyncio.run(aevaluate_records(create_graphrag_agent(model, kg, "agentic"), questions, kg,
+                                               conditions=CONDITIONS, concurrency=2, progress=False))
+    assert evaluation.model_calls > 40
+    later = seen[len(seen) // 2:]  # once the replays started before the first such call are done
+    assert max(r for r, _ in later) <= 2 and max(c for _, c in later) <= 2

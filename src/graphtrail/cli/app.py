@@ -137,7 +137,7 @@ def eval_(
     ] = None,
     trials: Annotated[int, typer.Option("--trials", metavar="N", min=1, help="Runs per (question, condition).")] = 1,
     seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed for random controls and stochastic models.")] = 0,
-    concurrency: Annotated[int, typer.Option("--concurrency", metavar="N", min=1, help="Replays run at once.")] = 4,
+    concurrency: Annotated[int, typer.Option("--concurrency", metavar="N", min=1, help="Calls at the model at once (up to twice as many replays run).")] = 4,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted evaluation in --out, reusing its finished runs.")] = False,
     reuse: Annotated[bool, typer.Option("--reuse/--no-reuse", help="Prefix reuse: replay cached model responses until a tool response diverges.")] = True,
     citations: Annotated[

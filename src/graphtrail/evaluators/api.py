@@ -288,8 +288,11 @@ def evaluate(
     - ``conditions``: default :data:`DEFAULT_CONDITIONS`; ``"random_subsets"`` is opt-in.
     - ``trials``: runs per condition; ``baseline_repeats``: baseline runs per
       question (default ``max(trials, 3)``), the noise floor.
-    - ``seed``, ``concurrency``, ``progress`` (a rich bar on a terminal; elsewhere a plain line on
+    - ``seed``, ``progress`` (a rich bar on a terminal; elsewhere a plain line on
       stderr every few seconds, see ``GRAPHTRAIL_PROGRESS_EVERY``).
+    - ``concurrency``: calls at the model at once; up to twice as many replays run,
+      so tools and graphtrail's own work overlap the model's latency (back to
+      ``concurrency`` replays when a call escapes the limit: docs/ablations.md).
     - ``out_dir``: where ``runs.jsonl`` (every run, as it finishes), the reuse
       store and the report go; ``resume=True`` continues an interrupted run.
     - ``reuse``: prefix reuse of model responses (docs/ablations.md).

@@ -32,7 +32,7 @@ from langchain_core.caches import BaseCache
 from langchain_core.globals import get_llm_cache
 from langchain_core.messages import BaseMessage
 
-__all__ = ["MARK", "install", "canonical_prompt"]
+__all__ = ["MARK", "install", "canonical_prompt", "current"]
 
 #: Starts every prompt built here: :func:`.reuse.prompt_key` uses it as is.
 MARK = "graphtrail-prompt-v1:"
@@ -44,11 +44,27 @@ VOLATILE = frozenset({"id", "usage_metadata", "response_metadata"})
 class _Pending:
     """One chat call's claim on the fast prompt: the first ``dumps`` of the call uses it."""
 
-    __slots__ = ("naive", "used")
+    __slots__ = ("naive", "used", "release", "outer")
 
-    def __init__(self, naive: bool) -> None:
+    def __init__(self, naive: bool, outer: "_Pending | None" = None) -> None:
         self.naive = naive  # reuse off: the prompt is never read, so any string serves
         self.used = False
+        self.release: Any = None  # the model slot this call holds (.slots.ModelSlots), freed when the call ends
+        self.outer = outer  # the chat call this one runs inside (a model that calls a model), if any
+
+    def covered(self) -> bool:
+        """Whether an enclosing call already holds a model slot (a nested call must not wait for a second)."""
+        outer = self.outer
+        while outer is not None:
+            if outer.release is not None:
+                return True
+            outer = outer.outer
+        return False
+
+    def done(self) -> None:
+        release, self.release = self.release, None
+        if release is not None:
+            release()
 
 
 _pending: ContextVar[_Pending | None] = ContextVar("graphtrail_fast_prompt", default=None)
@@ -80,14 +96,23 @@ def canonical_prompt(messages: Sequence[BaseMessage]) -> str:
     return MARK + json.dumps(rows, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
 
 
+def current() -> _Pending | None:
+    """The chat call under way in this context, if a reuse cache's replay scope is open (see :func:`install`)."""
+    return _pending.get()
+
+
 def _claim(model: Any) -> _Pending | None:
     """A claim when this call's cache lookup goes to a reuse cache inside one of its replay scopes."""
+    global_cache = get_llm_cache()
+    mode = getattr(global_cache, "graphtrail_prompt_mode", None)  # a reuse cache says (no import of .reuse)
+    wanted = mode() if callable(mode) else None
+    if wanted is None:
+        return None
     cache = getattr(model, "cache", None)
     if cache is False or isinstance(cache, BaseCache):
-        return None  # no caching, or the model's own cache: LangChain's prompt
-    mode = getattr(get_llm_cache(), "graphtrail_prompt_mode", None)  # a reuse cache says (no import of .reuse)
-    wanted = mode() if callable(mode) else None
-    return None if wanted is None else _Pending(naive=wanted == "naive")
+        global_cache.graphtrail_ungated()  # no caching, or the model's own: the reuse cache never sees this call
+        return None  # LangChain's prompt
+    return _Pending(naive=wanted == "naive", outer=_pending.get())
 
 
 _originals: dict[str, Any] = {}
@@ -122,19 +147,25 @@ def install() -> None:
 
         @functools.wraps(sync)
         def generate_with_cache(self: Any, *args: Any, **kwargs: Any) -> Any:
-            token = _pending.set(_claim(self))
+            claim = _claim(self)
+            token = _pending.set(claim)
             try:
                 return sync(self, *args, **kwargs)
             finally:
                 _pending.reset(token)
+                if claim is not None:
+                    claim.done()
 
         @functools.wraps(async_)
         async def agenerate_with_cache(self: Any, *args: Any, **kwargs: Any) -> Any:
-            token = _pending.set(_claim(self))
+            claim = _claim(self)
+            token = _pending.set(claim)
             try:
                 return await async_(self, *args, **kwargs)
             finally:
                 _pending.reset(token)
+                if claim is not None:
+                    claim.done()
 
         _originals.update(dumps=dumps, sync=sync, async_=async_)
         chat_models.dumps = graphtrail_dumps  # type: ignore[attr-defined]

@@ -223,6 +223,39 @@ class PrefixReuseCache(BaseCache):
         # (namespace, key) -> (the scope whose call is at the model, resolved when it is stored or dropped)
         self._inflight: dict[tuple[str, str], tuple[_Scope, concurrent.futures.Future[None]]] = {}
         self._inflight_lock = threading.Lock()
+        #: The suite's limit on calls at the model (:class:`.slots.ModelSlots`); None: calls are not limited here.
+        self.model_slots: Any = None
+
+    def graphtrail_ungated(self) -> None:
+        """For :mod:`.promptkey`: a replay's call reached a model whose calls this cache never sees."""
+        if self.model_slots is not None:
+            self.model_slots.ungated()
+
+    def _gate(self) -> None:
+        """A call is about to reach the model: hold one of the suite's model slots until it ends (worker threads)."""
+        slots = self.model_slots
+        if slots is None:
+            return
+        call = promptkey.current()
+        if call is None or _loop_running():
+            slots.ungated()  # not a chat call promptkey wraps, or a blocking call on the loop's thread
+            return
+        if not call.covered():
+            slots.acquire_blocking()
+            call.release = slots.release
+
+    async def _agate(self) -> None:
+        """As :meth:`_gate`, waiting on the event loop."""
+        slots = self.model_slots
+        if slots is None:
+            return
+        call = promptkey.current()
+        if call is None:
+            slots.ungated()
+            return
+        if not call.covered():
+            await slots.acquire()
+            call.release = slots.release
 
     def _claim(self, scope: _Scope, key: str) -> tuple[list[Generation] | None, concurrent.futures.Future[None] | None]:
         """A stored response; else the future of another run's in-flight call to wait for; else claim the call."""
@@ -271,6 +304,7 @@ class PrefixReuseCache(BaseCache):
         if scope is None:
             return self.fallback.lookup(prompt, llm_string) if self.fallback is not None else None
         if not self.reuse:
+            self._gate()
             return None
         key = prompt_key(prompt, llm_string)
         hit, pending = self._claim(scope, key)
@@ -282,6 +316,8 @@ class PrefixReuseCache(BaseCache):
                 except concurrent.futures.TimeoutError:
                     break
                 hit, pending = self._claim(scope, key)  # stored, or claimed by us, or by another waiter
+        if hit is None:
+            self._gate()
         return self._hit(scope, hit)
 
     def update(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
@@ -308,6 +344,7 @@ class PrefixReuseCache(BaseCache):
         if scope is None:
             return await self.fallback.alookup(prompt, llm_string) if self.fallback is not None else None
         if not self.reuse:
+            await self._agate()
             return None
         key = prompt_key(prompt, llm_string)
         hit, pending = self._claim(scope, key)
@@ -318,6 +355,8 @@ class PrefixReuseCache(BaseCache):
             except asyncio.TimeoutError:
                 break
             hit, pending = self._claim(scope, key)  # stored, or claimed by us, or by another waiter
+        if hit is None:
+            await self._agate()
         return self._hit(scope, hit)
 
     async def aupdate(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:

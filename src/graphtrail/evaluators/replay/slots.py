@@ -10,13 +10,15 @@ short ones and the model is not left waiting on one long tail.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import heapq
 import itertools
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["Slots"]
+__all__ = ["Slots", "ModelSlots"]
 
 
 class Slots:
@@ -25,7 +27,7 @@ class Slots:
     def __init__(self, n: int) -> None:
         if n < 1:
             raise ValueError(f"concurrency must be >= 1, got {n}")
-        self._free = n
+        self._free = self._capacity = n
         self._waiters: list[tuple[Any, int, asyncio.Future[None]]] = []
         self._arrival = itertools.count()
 
@@ -50,10 +52,96 @@ class Slots:
         finally:
             self._release()
 
+    def limit(self, n: int) -> None:
+        """Lower the limit to ``n``: holders above it finish, and no one new starts until they have."""
+        self._free -= self._capacity - n
+        self._capacity = n
+
     def _release(self) -> None:
+        if self._free < 0:  # over a lowered limit: this slot is gone
+            self._free += 1
+            return
         while self._waiters:
             _, _, waiter = heapq.heappop(self._waiters)
             if not waiter.done():
                 waiter.set_result(None)
                 return
         self._free += 1
+
+
+class ModelSlots:
+    """At most ``n`` calls at the model at once, across the event loop and worker threads.
+
+    Why apart from :class:`Slots`: a replay waiting for the model holds no CPU, so
+    counting whole replays against the limit leaves the CPU idle while every slot
+    waits at the model. The suite limits what costs the user (calls at the model,
+    which prefix-reuse hits and single-flight waits are not) and lets more replays
+    run their tools and graphtrail's work meanwhile. ``on_ungated`` is called once, on
+    the loop, when a call reaches a model this limit cannot hold (a model with its own
+    cache or none, a synchronous call on the event loop's thread): the suite then
+    falls back to counting replays.
+    """
+
+    def __init__(self, n: int, on_ungated: Any = None) -> None:
+        if n < 1:
+            raise ValueError(f"concurrency must be >= 1, got {n}")
+        self._lock = threading.Lock()
+        self._free = n
+        self._waiters: collections.deque[tuple[asyncio.AbstractEventLoop | None, Any]] = collections.deque()
+        self._loop = asyncio.get_running_loop()
+        self._on_ungated = on_ungated
+        self.ungated_seen = False
+
+    def _take(self, loop: asyncio.AbstractEventLoop | None, waiter: Any) -> bool:
+        with self._lock:
+            if self._free > 0 and not self._waiters:
+                self._free -= 1
+                return True
+            self._waiters.append((loop, waiter))
+            return False
+
+    async def acquire(self) -> None:
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        if self._take(loop, waiter):
+            return
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed over as we were cancelled: pass it on
+            else:
+                waiter.cancel()  # skipped when its turn comes
+            raise
+
+    def acquire_blocking(self) -> None:
+        """From a worker thread (never the event loop's: it would block the calls it waits for)."""
+        event = threading.Event()
+        if not self._take(None, event):
+            event.wait()
+
+    def release(self) -> None:
+        with self._lock:
+            while self._waiters:
+                loop, waiter = self._waiters.popleft()
+                if loop is None:
+                    waiter.set()
+                    return
+                if not waiter.done():
+                    loop.call_soon_threadsafe(self._hand, waiter)
+                    return
+            self._free += 1
+
+    def _hand(self, waiter: asyncio.Future[None]) -> None:
+        if waiter.done():  # cancelled on its way: the slot goes to the next
+            self.release()
+        else:
+            waiter.set_result(None)
+
+    def ungated(self) -> None:
+        """A call reached a model this limit does not hold: tell the suite, once."""
+        if self.ungated_seen:
+            return
+        self.ungated_seen = True
+        if self._on_ungated is not None:
+            self._loop.call_soon_threadsafe(self._on_ungated)

@@ -31,7 +31,7 @@ from .leaks import EntityNames
 from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
-from .slots import Slots
+from .slots import ModelSlots, Slots
 from .speculate import Speculation
 from .tabular import citation_mode, read_table_entities
 from .textleaks import revealed_descriptions
@@ -286,7 +286,10 @@ async def replay_suite(
     key = _Keys(agent_id, model_id, seed)
     mode = citation_mode(runner.agent)
     with installed(reuse_cache), ReplayProgress(progress) as bar:
-        slots = Slots(concurrency)  # one limit for baselines and early conditions alike
+        # ``concurrency`` limits calls at the model; twice as many replays run, so that tools and graphtrail's own
+        # work go on while replays wait at the model (back to ``concurrency`` replays if a call escapes the limit)
+        slots = Slots(2 * concurrency)
+        reuse_cache.model_slots = ModelSlots(concurrency, on_ungated=lambda: slots.limit(concurrency))
         common = dict(reuse_cache=reuse_cache, concurrency=concurrency, score=score, check_model=True, slots=slots,
                       priority=_priority)
         run = functools.partial(replay, runner, cache=cache, on_done=bar.done, **common)
@@ -318,6 +321,8 @@ async def replay_suite(
         except BaseException:
             await speculation.cancel()
             raise
+        finally:
+            reuse_cache.model_slots = None
 
     evaluation = Evaluation.of(base_records + cond_records, questions, skipped)
     evaluation.model_calls += speculation.discarded_calls  # early runs the end did not keep still called the model
