@@ -188,6 +188,11 @@ class Speculation:
         task = asyncio.ensure_future(self._run(jobs, held))
         self.early[qid] = _Early(fingerprint, base.trajectory, jobs, task, held)
 
+    def know(self, names: EntityNames | None) -> None:
+        """``names`` built from the KG alone: the names of a ledger no baseline added to yet (one index, not two)."""
+        if names is not None and self.ledger is not None and not self.ledger.records:
+            self._names.setdefault(self.ledger.fingerprint(), names)
+
     def names_for(self, fingerprint: Any) -> EntityNames | None:
         """The names object early runs used for ``fingerprint`` (so the end shares its index), if any."""
         return self._names.get(fingerprint)

@@ -219,6 +219,7 @@ async def _baselines(run: Any, questions: list[Any], key: _Keys, kg: Any, repeat
     conditions may start early (:mod:`.speculate`).
     """
     kg_names = EntityNames(kg) if kg is not None else None  # tables in tool outputs are read by the KG's names
+    speculation.know(kg_names)  # baselines that reveal only the KG's names: conditions share its index
     jobs = [
         ReplayJob(
             key=key(str(question_field(q, "id")), "baseline", trial=t),
