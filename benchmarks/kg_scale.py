@@ -26,7 +26,7 @@ prints:
   typo'd names: over the first calls, then over other names after a warm-up
   (targets at 1M edges, warmed up: p50 <= 20 ms in memory, <= 50 ms in a
   database). A just-started Neo4j JVM is still compiling its query code
-  (JIT) during its first ~100 searches and spends 2-3x the CPU of a warm one:
+  (JIT) during its first few hundred searches and spends 1.5-4x the CPU of a warm one:
   both figures are printed, the target reads the warmed-up one;
 - communities: Leiden, computed (the cache beside the file is removed first;
   databases read the communities stored at import) (target <= 10 s CPU at 1M);
@@ -313,7 +313,7 @@ def measure(path: Path, backend: str, scratch: Path, repeats: int, communities: 
 
 
 #: Searches between the first calls and the measured ones (see :func:`_exercise`).
-WARMUP_CALLS = 100
+WARMUP_CALLS = 500
 
 
 def _exercise(kg: Any, repeats: int, communities: bool, calls: _Calls) -> dict[str, float]:
@@ -337,10 +337,11 @@ def _exercise(kg: Any, repeats: int, communities: bool, calls: _Calls) -> dict[s
         out[f"{key}_p50_ms"], out[f"{key}_p99_ms"], out[f"{key}_p50_cpu_ms"] = p50, p99, cpu
 
     # A database server compiles its query code (the JVM's JIT) over its first calls: a just-started Neo4j
-    # spends 2-3x a warm one's CPU per search for ~50-100 calls (measured; the JVM keeps compiling while
-    # idle afterwards). Those first calls are reported as they are, then WARMUP_CALLS more (not measured),
-    # then the p50 of a warmed server, as a long-running one answers. Other entities' names each time, so
-    # no measured query was asked before (the client memoises label scores).
+    # at 1M edges spent 86 ms of CPU per search over its first 25, 30-54 ms over the next 300, and 21-24 ms
+    # from about the 500th on (windows of 25, one run, load average ~4.8). Those first calls are reported as
+    # they are, then WARMUP_CALLS more (not measured), then the p50 of a warmed server, as a long-running
+    # one answers. Other entities' names each time, so no measured query was asked before (the client
+    # memoises label scores).
     others = [ids[rng.randrange(len(ids))] for _ in range(repeats + WARMUP_CALLS)]
     other_queries = [_typo(n, rng) if i % 2 else n for i, n in enumerate(kg.entity(e).name for e in others)]
     oi = iter(other_queries)

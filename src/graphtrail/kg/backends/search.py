@@ -7,7 +7,7 @@ every backend ranks alike:
 
 - **Neo4j** keeps a full-text (Lucene) index over entity names and aliases,
   which ``graphtrail kg import`` creates (:data:`FULLTEXT_INDEX`). A query asks
-  it for the labels that share a word with the query, fuzzily (one or two edits)
+  it for the labels that share a word with the query, fuzzily (one edit)
   or as a prefix, under the view's ablation parameters; the best
   :data:`FULLTEXT_CANDIDATES` are re-scored with :func:`~graphtrail.kg.search.scan_entities`,
   with the masked entities' placeholders (which no index holds). A graph without
