@@ -7,7 +7,7 @@ every backend ranks alike:
 
 - **Neo4j** keeps a full-text (Lucene) index over entity names and aliases,
   which ``graphtrail kg import`` creates (:data:`FULLTEXT_INDEX`). A query asks
-  it for the labels that share a word with the query, fuzzily (one or two edits)
+  it for the labels that share a word with the query, fuzzily (one edit)
   or as a prefix, under the view's ablation parameters; the best
   :data:`FULLTEXT_CANDIDATES` are re-scored with :func:`~graphtrail.kg.search.scan_entities`,
   with the masked entities' placeholders (which no index holds). A graph without
@@ -51,6 +51,8 @@ GRAMS_INDEX = "graphtrail_entity_grams"
 GRAMS_PROPERTY = "graphtrail_grams"
 #: Most bigram clauses per query (Lucene refuses more than 1024).
 _MAX_GRAMS = 400
+#: Edits a fuzzy word of the words index may differ by (words of three letters or more).
+FUZZY_EDITS = 1
 #: How many visible hits of the words index are re-scored per query (fuzzy words, prefixes) ...
 FULLTEXT_CANDIDATES = 64
 #: ... and of the bigram index (fewer than 256 loses look-alikes the in-memory index finds: "Itlaian" -> Taiwan).
@@ -110,6 +112,13 @@ def lucene_query(query: str) -> str:
     ``rapidfuzz.utils.default_process`` leaves letters, digits and spaces only,
     so no Lucene syntax can reach the index from the user's text. Words of one
     or two letters match exactly or as a prefix (fuzzy, they would match every short word).
+
+    Longer words match within one edit (:data:`FUZZY_EDITS`), not two: Lucene
+    builds a Levenshtein automaton per fuzzy word per query and walks the term
+    dictionary with it, and two edits cost the server several times one
+    (measured at 1M edges). Typos beyond one edit are the bigram index's to
+    find, as they are the in-memory index's (which has no fuzzy words at all);
+    the bundled rankings are identical either way.
     """
     words = dict.fromkeys(utils.default_process(query or "").split())
     parts = []
@@ -117,7 +126,7 @@ def lucene_query(query: str) -> str:
         if len(w) <= 2:
             parts += [w, f"{w}*"]
         else:
-            parts.append(f"{w}~{1 if len(w) <= 4 else 2}")
+            parts.append(f"{w}~{FUZZY_EDITS}")
             parts.append(f"{w}*")
     return " ".join(parts)
 
