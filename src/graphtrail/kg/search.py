@@ -389,8 +389,12 @@ class EntityIndex:
             for j in self.codes_exact.get(code, ()):
                 if allowed[j]:
                     code_refs[code].append((self.ids[int(self.label_entity[j])], self.label_pos[j]))
-        chosen = sorted(j for j in candidates if allowed[j])
-        refs: list[Ref] = [(self.ids[int(self.label_entity[j])], self.label_pos[j]) for j in chosen]
+        picked = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
+        picked.sort()
+        chosen: list[int] = picked[allowed[picked]].tolist()  # one array pass instead of an index per label
+        owners: list[int] = self.label_entity[chosen].tolist()
+        ids, positions = self.ids, self.label_pos
+        refs: list[Ref] = [(ids[e], positions[j]) for e, j in zip(owners, chosen)]
         labels = [self.labels[j] for j in chosen]
         for e, label in extra:
             if wanted_type and self.types[e].lower() != wanted_type:
