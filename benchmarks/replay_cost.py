@@ -399,11 +399,16 @@ def _compare(kg, questions, variants, args, argv: list[str]) -> int:
         for mode in ("naive", "reuse"):
             new = sorted(m[variant][mode]["cpu_ms_per_run"] for m in mine)[args.rounds // 2]
             old = sorted(t[variant][mode]["cpu_ms_per_run"] for t in theirs)[args.rounds // 2]
-            digests = {m[variant][mode]["digest"] for m in mine} | {t[variant][mode]["digest"] for t in theirs}
+            ours = {m[variant][mode]["digest"] for m in mine}
+            other = {t[variant][mode]["digest"] for t in theirs}
+            digests = ours | other
             same &= len(digests) == 1
             ratio = new / old
+            # When they differ, say whose rounds disagreed among themselves (a run-to-run difference of that code).
+            who = "" if len(digests) == 1 else (
+                f" (this code's rounds agree: {len(ours) == 1}; {args.against}'s rounds agree: {len(other) == 1})")
             print(f"  {variant:15} {mode:6} {old:6.1f} ms -> {new:6.1f} ms = {ratio:.2f}x  "
-                  f"{'MET' if ratio <= CPU_TARGET else 'NOT met'}; records identical: {len(digests) == 1}")
+                  f"{'MET' if ratio <= CPU_TARGET else 'NOT met'}; records identical: {len(digests) == 1}{who}")
     return 0 if same else 1
 
 

@@ -55,6 +55,7 @@ def test_index_scores_only_candidates_not_every_label() -> None:
         return real(query, labels)
 
     search_mod.label_scores = counting
+    search_mod._memo.clear()  # scores remembered from an earlier search would not be counted
     try:
         hits = original(index, "Kenia", record=kg.entity, limit=5)
     finally:
@@ -86,3 +87,14 @@ def test_index_agrees_with_the_scan_on_another_graph(query: str) -> None:
                                ("4", "Republic of the Congo", ["CG"]), ("5", "x", [])]:
         kg.add_entity(eid, name, "thing", aliases=aliases)
     assert kg.search_entities(query) == scan_entities(kg.entities(), query)
+
+
+def test_memoised_label_scores_equal_fresh_ones_for_any_subset_and_order() -> None:
+    import graphtrail.kg.search as search_mod
+
+    search_mod._memo.clear()
+    labels = ["kenya", "republic of kenya", "kenyan shilling", "tanzania", "om", "usa", "nairobi", "kenia"]
+    for query in ("kenia", "kenya shilling", "om"):
+        for subset in (labels[:3], labels[2:], labels[::-1], labels + labels[:2], [], labels[4:6]):
+            assert search_mod._label_scores_memo(query, subset) == search_mod.label_scores(query, subset)
+    assert set(search_mod._memo) == {"kenia", "kenya shilling", "om"}

@@ -40,6 +40,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from ..kg.graph import KnowledgeGraph
+from .hookhop import call_hook_directly
 from .models import resolve_model
 from .tools import SUBMIT_ANSWER, make_graph_tools
 
@@ -254,17 +255,19 @@ def create_graphrag_agent(
     tool_list = list(tools) if tools is not None else make_graph_tools(kg, top_k=top_k, neighbor_limit=neighbor_limit)
     if SUBMIT_ANSWER not in {t.name for t in tool_list}:
         raise ValueError("the tools must include submit_answer (see graphtrail.agents.tools.make_submit_answer_tool)")
+    rules = GraphRulesMiddleware(variant)
     agent = create_agent(
         chat_model,
         tool_list,
         system_prompt=system_prompt if system_prompt is not None else system_prompt_for(variant),
         middleware=[
-            GraphRulesMiddleware(variant),
+            rules,
             ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end"),
             *middleware,
         ],
         name=name or f"graphrag-{variant}",
     )
+    call_hook_directly(agent, rules)  # no LangSmith thread hops around every tool call while LangSmith is off
     if not trace:
         return agent
     from ..tracer import trace_agent

@@ -22,8 +22,9 @@ pinned in tests/data and the index reproduces them exactly.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -135,14 +136,40 @@ def rank_hits(
     return [(records[eid], round(score, 1), label(eid, -neg_i)) for eid, (score, neg_i) in ranked]
 
 
-@functools.lru_cache(maxsize=2048)
-def _label_scores_memo(query: str, labels: tuple[str, ...]) -> list[float]:
-    # An evaluation replays the same searches under many filters: the scores of the same labels repeat.
-    return label_scores(query, list(labels))
+#: Memoised label scores: at most this many queries, each with at most this many labels.
+_MEMO_QUERIES, _MEMO_LABELS = 2048, 4096
+_memo: OrderedDict[str, dict[str, float]] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def _label_scores_memo(query: str, labels: list[str]) -> list[float]:
+    """:func:`label_scores`, remembered per (query, label).
+
+    An evaluation replays the same searches under many filters: each filter drops
+    a few candidate labels, so the same query meets nearly the same labels again.
+    A label's score depends on the query and that label only, so only the labels
+    not scored before for this query are scored now.
+    """
+    with _memo_lock:
+        known = _memo.get(query)
+        if known is None:
+            known = _memo[query] = {}
+            if len(_memo) > _MEMO_QUERIES:
+                _memo.popitem(last=False)
+        else:
+            _memo.move_to_end(query)
+        missing = [label for label in dict.fromkeys(labels) if label not in known]
+    if not missing:
+        return [known[label] for label in labels]
+    fresh = dict(zip(missing, label_scores(query, missing)))
+    if len(known) + len(fresh) <= _MEMO_LABELS:
+        with _memo_lock:
+            known.update(fresh)
+    return [known[label] if label in known else fresh[label] for label in labels]
 
 
 def _score_labels(raw: str, processed: str, refs: list[Ref], labels: list[str], codes: dict[str, list[Ref]]) -> dict[Ref, float]:
-    scored = dict(zip(refs, _label_scores_memo(processed, tuple(labels))))
+    scored = dict(zip(refs, _label_scores_memo(processed, labels)))
     for ref, score in code_hits(raw, codes).items():
         scored[ref] = max(scored.get(ref, 0.0), score)
     return scored
@@ -362,8 +389,12 @@ class EntityIndex:
             for j in self.codes_exact.get(code, ()):
                 if allowed[j]:
                     code_refs[code].append((self.ids[int(self.label_entity[j])], self.label_pos[j]))
-        chosen = sorted(j for j in candidates if allowed[j])
-        refs: list[Ref] = [(self.ids[int(self.label_entity[j])], self.label_pos[j]) for j in chosen]
+        picked = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
+        picked.sort()
+        chosen: list[int] = picked[allowed[picked]].tolist()  # one array pass instead of an index per label
+        owners: list[int] = self.label_entity[chosen].tolist()
+        ids, positions = self.ids, self.label_pos
+        refs: list[Ref] = [(ids[e], positions[j]) for e, j in zip(owners, chosen)]
         labels = [self.labels[j] for j in chosen]
         for e, label in extra:
             if wanted_type and self.types[e].lower() != wanted_type:

@@ -37,6 +37,7 @@ from .scope import active_annotations
 from .signals import finish_run
 from .spans import build_runs, describe_error, end_if_open, end_span, ns_to_s, open_root_span, span_text
 from .trajectory import Trajectory, first_sources, uncited_ids, visited_ids
+from .unexported import SpanlessTracer, replay_tracer
 
 
 def start_root(
@@ -58,7 +59,8 @@ def start_root(
     links: list[Link] = []
     if ann is not None:
         if ann.replay:
-            root.tracer = get_tracer(replay=True)
+            root.tracer = replay_tracer(get_tracer(replay=True))
+            root.spanless = isinstance(root.tracer, SpanlessTracer)
         attrs.update(redact(dict(ann.attributes)))  # the user's attributes: the same rules as any value
         root.metadata = redact(dict(ann.metadata))
         links = [

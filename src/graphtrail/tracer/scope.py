@@ -85,6 +85,24 @@ class _RunObserver(BaseCallbackHandler):
 _observer: ContextVar[_RunObserver | None] = ContextVar("graphtrail_capture_observer", default=None)
 register_configure_hook(_observer, inheritable=True)
 
+@contextmanager
+def traced_call() -> Iterator[None]:
+    """A traced agent's own call: ``capture()``'s observer is not attached to it.
+
+    The observer only tells an untraced run from none at all; a traced run hands the
+    block its Trajectory, so watching it would only cost one more handler on every
+    LangChain event of the run (about 50 per agent run).
+    """
+    if _observer.get() is None:
+        yield
+        return
+    token = _observer.set(None)
+    try:
+        yield
+    finally:
+        _observer.reset(token)
+
+
 #: Logged when a ``capture()`` block closes having seen LangChain runs but no traced one.
 UNTRACED_WARNING = (
     "graphtrail: capture() saw LangChain runs but no traced run, so it holds no trajectory; "

@@ -275,7 +275,7 @@ def _emit_chat(run: RunRecord, end_ns: int, model_calls: list[ModelCall] | None)
         attrs[A.GEN_AI_PROVIDER_NAME] = provider_name(provider)
     node, step = _graph_attrs(attrs, meta)
     sent = run.inputs  # chat: the message list; completion: the prompt
-    full = root.content == "full"
+    full = root.content == "full" and not root.spanless  # the content attributes only a span carries
     if full and sent is not None:
         last = sent[-1] if chat and isinstance(sent, list) and sent else sent
         attrs[A.INPUT_VALUE] = span_text(root, getattr(last, "content", last))
@@ -375,9 +375,10 @@ def _emit_tool(run: RunRecord, end_ns: int, steps: list[Step] | None) -> StepRow
     }
     if call_id is not None:
         attrs[A.GEN_AI_TOOL_CALL_ID] = call_id
-    if root.content != "none":
+    spanless = root.spanless  # nobody receives the span: only what the Step needs
+    if root.content != "none" and not spanless:
         attrs[A.STEP_ARGS] = dumps(args)
-    if root.content == "full":
+    if root.content == "full" and not spanless:
         attrs[A.INPUT_VALUE] = attrs[A.STEP_ARGS]
         attrs[A.INPUT_MIME_TYPE] = "application/json"
         # the same cleaned arguments (graphtrail.tracer.genai.clean_content rules), capped
@@ -418,10 +419,11 @@ def _emit_tool(run: RunRecord, end_ns: int, steps: list[Step] | None) -> StepRow
         entities = [e if e.name is None and e.type is None else e._replace(name=None, type=None) for e in entities]
     ids = [e.id for e in entities]
     attrs[A.STEP] = run.index
-    attrs[A.ENTITIES_VISITED] = dumps(ids)
-    attrs[A.EDGES_TRAVERSED] = dumps_edges(edges)
-    if root.content != "none" and any(e.name is not None or e.type is not None for e in entities):
-        attrs[A.ENTITIES] = dumps_entities(entities)
+    if not spanless:
+        attrs[A.ENTITIES_VISITED] = dumps(ids)
+        attrs[A.EDGES_TRAVERSED] = dumps_edges(edges)
+        if root.content != "none" and any(e.name is not None or e.type is not None for e in entities):
+            attrs[A.ENTITIES] = dumps_entities(entities)
     output_text = None
     if root.content == "full" and content is not None:
         output_text = span_text(root, content)
@@ -431,7 +433,7 @@ def _emit_tool(run: RunRecord, end_ns: int, steps: list[Step] | None) -> StepRow
     root.facts.tool(run.index, run.name, run.start_ns, run.end_ns, None if error_text is None else (
         type(run.error).__name__ if run.error is not None else "ToolError"))
     span = start_span(run, name, SpanKind.INTERNAL, attrs)
-    if entities:
+    if entities and not spanless:
         # On the span's timeline in Jaeger and Phoenix, one look away from the attributes.
         event: dict[str, Any] = {A.EVENT_ENTITY_COUNT: len(ids), A.EVENT_ENTITY_IDS: ids}
         listing = attrs.get(A.ENTITIES)

@@ -28,6 +28,7 @@ from .citations import CitationMode
 from .extract import CitationParser, Extractor
 from .handler import GraphTrailHandler, finish_function_root, start_function_root
 from .options import TraceOptions, trace_options
+from .scope import traced_call
 
 T = TypeVar("T")
 
@@ -163,10 +164,12 @@ class TracedRunnable:
 
     # Explicit so that the common calls skip __getattr__.
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002
-        return self._gt_wrapped.invoke(input, self._config_for(config), **kwargs)
+        with traced_call():
+            return self._gt_wrapped.invoke(input, self._config_for(config), **kwargs)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002
-        return await self._gt_wrapped.ainvoke(input, self._config_for(config), **kwargs)
+        with traced_call():
+            return await self._gt_wrapped.ainvoke(input, self._config_for(config), **kwargs)
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002
         return self._gt_wrapped.stream(input, self._config_for(config), **kwargs)

@@ -8,6 +8,7 @@ function of the conversation.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,26 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from ..._lines import split_lines
 from ..limits import MAX_QUESTION_CHARS
 from .text import _label_text, _norm
+
+
+@functools.lru_cache(maxsize=4096)
+def _json_lines(text: str) -> tuple[dict[str, Any], ...]:
+    """The JSON objects among ``text``'s lines, parsed once per distinct text (read only: shared between calls).
+
+    Every call re-reads the whole conversation, and a replay meets the same tool outputs in many runs.
+    """
+    objs = []
+    for line in split_lines(text):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            objs.append(obj)
+    return tuple(objs)
 
 
 @dataclass
@@ -59,16 +80,7 @@ class _Memory:
 
     def read_lines(self, text: str) -> list[dict[str, Any]]:
         objs = []
-        for line in split_lines(text):
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(obj, dict):
-                continue
+        for obj in _json_lines(text):
             objs.append(obj)
             if {"source", "relation", "target"} <= obj.keys():
                 self.see_edge(obj)
@@ -104,6 +116,12 @@ def _text(content: Any) -> str:
         return "\n".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
     return str(content)
 
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_count(text: str) -> int:
+    """Whitespace-separated words (the offline model's token count), once per distinct text."""
+    return len(text.split())
 
 
 def _canonical(name: str, args: dict[str, Any]) -> str:

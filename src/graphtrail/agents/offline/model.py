@@ -19,7 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
-from .memory import _read_conversation, _text
+from .memory import _read_conversation, _text, _word_count
 from .policy import _Policy
 
 
@@ -115,7 +115,7 @@ class OfflineChatModel(BaseChatModel):
         question, system, memory, turns = _read_conversation(messages)
         policy = _Policy(self, question, system, memory, turns)
         msg = policy.decide()
-        in_words = sum(len(_text(m.content).split()) for m in messages)
+        in_words = sum(_word_count(_text(m.content)) for m in messages)
         out_words = len(_text(msg.content).split()) + sum(len(json.dumps(c["args"]).split()) + 1 for c in msg.tool_calls)
         msg.usage_metadata = {"input_tokens": in_words, "output_tokens": out_words, "total_tokens": in_words + out_words}
         msg.response_metadata = {"model_name": self.model_name, "finish_reason": "tool_calls" if msg.tool_calls else "stop"}
