@@ -41,7 +41,7 @@ from .leaks import EntityNames, input_leaks
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 from .scope import FilterScope
 from .seen import SeenInputs, recording
-from .slots import Slots
+from .slots import CALL_PRIORITY, Slots
 from .tabular import citation_mode, read_table_entities
 
 __all__ = [
@@ -365,8 +365,13 @@ async def replay(
             if on_done is not None:
                 on_done(cached, True)
             return
-        async with slots.hold(priority(job) if priority is not None else 0):
-            record = await run_job(runner, job, reuse_cache)
+        rank = priority(job) if priority is not None else 0
+        async with slots.hold(rank):
+            token = CALL_PRIORITY.set(rank)  # its calls wait for a model slot in the same order (.slots.ModelSlots)
+            try:
+                record = await run_job(runner, job, reuse_cache)
+            finally:
+                CALL_PRIORITY.reset(token)
         _observe(runner, record)
         if probing is not None and record.model_seen == probing.model_seen:
             record = probing  # the same model: the finished run stands, the probe only looked

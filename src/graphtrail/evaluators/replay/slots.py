@@ -10,15 +10,18 @@ short ones and the model is not left waiting on one long tail.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
+import contextvars
 import heapq
 import itertools
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["Slots", "ModelSlots"]
+__all__ = ["Slots", "ModelSlots", "CALL_PRIORITY"]
+
+#: The priority of the replay a model call belongs to: model slots go to the lowest first, as replay slots do.
+CALL_PRIORITY: contextvars.ContextVar[Any] = contextvars.ContextVar("graphtrail_call_priority", default=0)
 
 
 class Slots:
@@ -87,7 +90,8 @@ class ModelSlots:
             raise ValueError(f"concurrency must be >= 1, got {n}")
         self._lock = threading.Lock()
         self._free = n
-        self._waiters: collections.deque[tuple[asyncio.AbstractEventLoop | None, Any]] = collections.deque()
+        self._waiters: list[tuple[Any, int, asyncio.AbstractEventLoop | None, Any]] = []  # a heap, as in Slots
+        self._arrival = itertools.count()
         self._loop = asyncio.get_running_loop()
         self._on_ungated = on_ungated
         self.ungated_seen = False
@@ -97,7 +101,7 @@ class ModelSlots:
             if self._free > 0 and not self._waiters:
                 self._free -= 1
                 return True
-            self._waiters.append((loop, waiter))
+            heapq.heappush(self._waiters, (CALL_PRIORITY.get(), next(self._arrival), loop, waiter))
             return False
 
     async def acquire(self) -> None:
@@ -123,7 +127,7 @@ class ModelSlots:
     def release(self) -> None:
         with self._lock:
             while self._waiters:
-                loop, waiter = self._waiters.popleft()
+                _, _, loop, waiter = heapq.heappop(self._waiters)
                 if loop is None:
                     waiter.set()
                     return

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,11 +204,23 @@ def check_kg_overlap(kg: Any, baselines: dict[str, RunRecord]) -> None:
         )
 
 
-def _priority(job: ReplayJob) -> tuple[int, int]:
-    """Baselines first (each unlocks a question's conditions), then the conditions whose baseline ran longest."""
-    if job.key.condition == "baseline":
-        return (0, job.key.trial)
-    return (1, -len(job.baseline.model_calls) if job.baseline is not None else 0)
+def _priorities(questions: Sequence[Any]) -> Callable[[ReplayJob], tuple[int, int, int]]:
+    """Who gets a freed slot (replays and model calls alike): lowest first.
+
+    Baselines first, earlier questions before later ones, so that the first
+    questions' baselines finish (and their conditions start) instead of every
+    baseline sharing the model at once; then the conditions whose baseline ran
+    longest, so the last runs of an evaluation are short ones.
+    """
+    order = {str(question_field(q, "id")): i for i, q in enumerate(questions)}
+
+    def priority(job: ReplayJob) -> tuple[int, int, int]:
+        where = order.get(job.key.question_id, len(order))
+        if job.key.condition == "baseline":
+            return (0, job.key.trial, where)
+        return (1, -len(job.baseline.model_calls) if job.baseline is not None else 0, where)
+
+    return priority
 
 
 async def _baselines(run: Any, questions: list[Any], key: _Keys, kg: Any, repeats: int, shared_trials: bool,
@@ -292,7 +304,7 @@ async def replay_suite(
         slots = Slots(2 * concurrency)
         reuse_cache.model_slots = ModelSlots(concurrency, on_ungated=lambda: slots.limit(concurrency))
         common = dict(reuse_cache=reuse_cache, concurrency=concurrency, score=score, check_model=True, slots=slots,
-                      priority=_priority)
+                      priority=_priorities(questions))
         run = functools.partial(replay, runner, cache=cache, on_done=bar.done, **common)
 
         def build(q: Any, base: RunRecord, names: EntityNames, cited: bool) -> list[ReplayJob]:
