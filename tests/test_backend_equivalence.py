@@ -24,6 +24,7 @@ from graphtrail.evaluators import evaluate, load_records
 from graphtrail.evaluators.records import CONDITIONS
 from tests.graph_backends import on_backend
 from tests.neo4j_server import neo4j_server  # noqa: F401 - the fixture the Neo4j case uses
+from tests.scrub import without
 
 #: Every condition, random_subsets included; 4 subsets per question.
 #: One run at a time: with concurrent runs, which replay reuses whose model calls (the cost
@@ -38,11 +39,7 @@ VOLATILE = {"created", "wall_time_s"}
 
 
 def _strip(doc: Any) -> Any:
-    if isinstance(doc, dict):
-        return {k: _strip(v) for k, v in doc.items() if k not in VOLATILE}
-    if isinstance(doc, list):
-        return [_strip(v) for v in doc]
-    return doc
+    return without(doc, VOLATILE)
 
 
 def _differences(a: Any, b: Any, path: str = "") -> list[str]:

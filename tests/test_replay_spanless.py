@@ -16,6 +16,7 @@ from graphtrail.agents import create_graphrag_agent
 from graphtrail.tracer import capture, get_memory_exporter, run_annotations
 from graphtrail.tracer.config import get_tracer_provider
 from graphtrail.tracer.unexported import SpanlessTracer
+from tests.scrub import without
 from tests.test_tools import tiny_kg
 from tests.test_tracer_kit import ask, build_create_agent
 
@@ -23,11 +24,7 @@ _VOLATILE = {"run_id", "trace_id", "span_id", "span_ids", "start_time", "end_tim
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if k not in _VOLATILE}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+    return without(value, _VOLATILE)
 
 
 def _replayed(agent: Any, n: int) -> Any:

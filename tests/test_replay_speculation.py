@@ -21,6 +21,7 @@ from graphtrail.agents import create_graphrag_agent, load_kg, load_questions
 from graphtrail.evaluators import EvaluationError, aevaluate_records, load_records
 from graphtrail.evaluators.replay import speculate
 from graphtrail.evaluators.replay.slots import Slots
+from tests.scrub import without
 from tests.wordings import KG_FILE
 
 CONDITIONS = ["baseline", "cited_removal", "uncited_removal", "uncited_mask", "random_removal", "leave_one_out"]
@@ -32,14 +33,8 @@ _COUNTERS = {"model_calls", "reused_calls", "input_tokens", "output_tokens", "di
 def _content(records: list[Any]) -> list[str]:
     """Each record minus timings, ids and per-run cost counters (which sibling run pays is a race), sorted."""
 
-    def scrub(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: scrub(v) for k, v in value.items() if k not in _VOLATILE}
-        if isinstance(value, list):
-            return [scrub(v) for v in value]
-        return value
-
-    return sorted(json.dumps(scrub(r.model_dump(mode="json", exclude=_COUNTERS)), sort_keys=True, default=str) for r in records)
+    return sorted(json.dumps(without(r.model_dump(mode="json", exclude=_COUNTERS), _VOLATILE), sort_keys=True, default=str)
+                  for r in records)
 
 
 # ---------------------------------------------------------------- slots
