@@ -266,15 +266,21 @@ def test_graphml_stream_equals_networkx_on_a_hand_written_file(tmp_path: Path, m
     assert [e.id for e in streamed[0]] == ["b", "a", "c", "z", "y"], "declared nodes first, then edge ends"
 
 
+def _random_graph(rng: random.Random, n_entities: int, n_relations: int, name: str, about: str) -> KnowledgeGraph:
+    """A graph drawn from ``rng``, with aliases, empty and set descriptions, and relations to ids no entity declares."""
+    kg = KnowledgeGraph(name="g")
+    for i in range(n_entities):
+        kg.add_entity(f"n{i}", name.format(i=i), rng.choice(["a", "b"]), rng.choice(["", about]), [f"N{i}"] if i % 4 == 0 else [])
+    spread = n_entities + 20
+    for _ in range(n_relations):
+        kg.add_relation(f"n{rng.randrange(spread)}", f"r{rng.randrange(3)}", f"n{rng.randrange(spread)}", rng.choice(["", "d"]))
+    return kg
+
+
 def test_graphml_stream_equals_networkx_on_a_saved_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from graphtrail.kg import save_kg
 
-    rng = random.Random(11)
-    kg = KnowledgeGraph(name="g")
-    for i in range(200):
-        kg.add_entity(f"n{i}", f"Node {i}", rng.choice(["a", "b"]), rng.choice(["", "about"]), [f"N{i}"] if i % 4 == 0 else [])
-    for _ in range(1500):
-        kg.add_relation(f"n{rng.randrange(220)}", f"r{rng.randrange(3)}", f"n{rng.randrange(220)}", rng.choice(["", "d"]))
+    kg = _random_graph(random.Random(11), 200, 1500, "Node {i}", "about")
     path = save_kg(kg, tmp_path / "g.graphml")
     streamed, reference = _graphml_both_ways(path, monkeypatch)
     assert streamed == reference and len(streamed[1]) == kg.number_of_relations()
@@ -432,11 +438,7 @@ def test_graphml_plain_pattern_equals_networkx_on_saved_graphs(tmp_path: Path, m
     from graphtrail.kg.loaders.graphml_plain import read_graphml_plain
 
     rng = random.Random(5)
-    kg = KnowledgeGraph(name="g")
-    for i in range(150):
-        kg.add_entity(f"n{i}", f"Node {i} & <{i}>", rng.choice(["a", "b"]), rng.choice(["", "about é"]), [f"N{i}"] if i % 4 == 0 else [])
-    for _ in range(1200):
-        kg.add_relation(f"n{rng.randrange(170)}", f"r{rng.randrange(3)}", f"n{rng.randrange(170)}", rng.choice(["", "d"]))
+    kg = _random_graph(rng, 150, 1200, "Node {i} & <{i}>", "about é")
     path = save_kg(kg, tmp_path / "g.graphml")
     read_graphml_plain(path.read_bytes())
     plain, streamed, reference = _graphml_three_ways(path, monkeypatch)
