@@ -160,6 +160,12 @@ def test_names_fingerprint_changes_only_with_what_reads_differently(kg: Any) -> 
     outside = speculate.NamesLedger(kg, known_names)
     outside.add(0, record(0, [Entity(id="not-in-the-kg", name="Atlantis")]))
     assert outside.fingerprint() != start
+    once = outside.fingerprint()
+    outside.add(1, record(1, [Entity(id="not-in-the-kg", name="Atlantis")]))  # a repeat revealing it again
+    assert outside.fingerprint() == once
+    assert outside.names().of("not-in-the-kg") == ("Atlantis",)
+    outside.add(2, record(2, [Entity(id="not-in-the-kg", name="Atlantis City")]))
+    assert outside.fingerprint() != once
 
 
 def test_a_refused_kg_leaves_no_early_condition_on_disk(tmp_path: Path, questions: list[Any],

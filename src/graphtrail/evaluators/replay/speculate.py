@@ -104,7 +104,8 @@ class NamesLedger:
             outside = sorted(self._outside, key=lambda e: min(p for p, _ in self._pairs[e]))  # dict order in job order
             self._fingerprint = (
                 frozenset(self._differs.items()),
-                tuple((eid, tuple(name for _, name in sorted(self._pairs[eid]))) for eid in outside),
+                # a name revealed again (a repeated baseline) reads nothing new: EntityNames dedupes it too
+                tuple((eid, tuple(dict.fromkeys(name for _, name in sorted(self._pairs[eid])))) for eid in outside),
                 frozenset(self._descriptions),
             )
         return self._fingerprint
