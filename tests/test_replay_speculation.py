@@ -275,3 +275,11 @@ def test_a_model_the_limit_cannot_see_falls_back_to_counting_replays(kg: Any, qu
     assert evaluation.model_calls > 40
     later = seen[len(seen) // 2:]  # once the replays started before the first such call are done
     assert max(r for r, _ in later) <= 2 and max(c for _, c in later) <= 2
+
+
+def test_concurrency_one_is_one_replay_at_a_time(kg: Any, questions: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    calls, runs = _Meter(), _count_runs(monkeypatch)
+    evaluation = asyncio.run(aevaluate_records(create_graphrag_agent(_slow_model(calls), kg, "agentic"), questions[:2], kg,
+                                               conditions=CONDITIONS, concurrency=1, progress=False))
+    assert evaluation.model_calls > 5
+    assert runs.peak == 1 and calls.peak == 1  # sequential, so which sibling pays for a shared call is fixed

@@ -292,7 +292,8 @@ def evaluate(
       stderr every few seconds, see ``GRAPHTRAIL_PROGRESS_EVERY``).
     - ``concurrency``: calls at the model at once; up to twice as many replays run,
       so tools and graphtrail's own work overlap the model's latency (back to
-      ``concurrency`` replays when a call escapes the limit: docs/ablations.md).
+      ``concurrency`` replays when a call escapes the limit: docs/ablations.md); ``1`` runs
+      one replay at a time.
     - ``out_dir``: where ``runs.jsonl`` (every run, as it finishes), the reuse
       store and the report go; ``resume=True`` continues an interrupted run.
     - ``reuse``: prefix reuse of model responses (docs/ablations.md).

@@ -300,8 +300,9 @@ async def replay_suite(
     mode = citation_mode(runner.agent)
     with installed(reuse_cache), ReplayProgress(progress) as bar:
         # ``concurrency`` limits calls at the model; twice as many replays run, so that tools and graphtrail's own
-        # work go on while replays wait at the model (back to ``concurrency`` replays if a call escapes the limit)
-        slots = Slots(2 * concurrency)
+        # work go on while replays wait at the model (back to ``concurrency`` replays if a call escapes the limit).
+        # 1 stays one replay at a time: a sequential evaluation, whose cost counters do not depend on scheduling.
+        slots = Slots(2 * concurrency if concurrency > 1 else 1)
         reuse_cache.model_slots = ModelSlots(concurrency, on_ungated=lambda: slots.limit(concurrency))
         common = dict(reuse_cache=reuse_cache, concurrency=concurrency, score=score, check_model=True, slots=slots,
                       priority=_priorities(questions))
