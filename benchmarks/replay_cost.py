@@ -143,7 +143,10 @@ def _digest(records: list) -> str:
     counters are left out of each record and their totals over all records go in instead.
     """
     volatile = {"wall_time_s", "trace_id", "baseline_trace_id", "run_id", "span_id", "parent_span_id", "start_time",
-                "end_time", "span_ids", "duration_ms", "duration_s", "conversation_id", "tool_call_id", "id", "call_id"}
+                "end_time", "span_ids", "duration_ms", "duration_s", "conversation_id", "tool_call_id", "id", "call_id",
+                # LangGraph's super-step counter: it counts graph nodes run (middleware hooks included), so it
+                # follows the agent graph's shape, not what the run did; the steps' order is kept in the digest
+                "langgraph_step"}
     counters = ("model_calls", "reused_calls", "input_tokens", "output_tokens", "divergence_step")
 
     def scrub(value):

@@ -106,6 +106,63 @@ def test_step_limit_ends_gracefully_with_no_answer(variant):
     assert "limit" in result["messages"][-1].content
 
 
+def test_step_limit_says_what_langchains_call_limit_middleware_says():
+    # Same model, same limit: graphtrail's one-hook limit and LangChain's ModelCallLimitMiddleware end the
+    # run with the same message, which the tracer reads as a limit, not an answer.
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ModelCallLimitMiddleware
+
+    from graphtrail.agents.tools import make_graph_tools
+    from graphtrail.tracer.extract import is_limit_message
+
+    def searching_forever(messages):
+        n = sum(isinstance(m, AIMessage) for m in messages)
+        return ai(tool_call("search_entities", {"query": f"Kenya {n}"}, f"s{n}"))
+
+    ours = run(create_graphrag_agent(ScriptedChatModel(policy=searching_forever), tiny_kg(), "agentic", max_steps=3))
+    kg = tiny_kg()
+    theirs = run(
+        create_agent(
+            ScriptedChatModel(policy=searching_forever),
+            make_graph_tools(kg),
+            middleware=[ModelCallLimitMiddleware(run_limit=3, exit_behavior="end")],
+        )
+    )
+    assert ours["messages"][-1].content == theirs["messages"][-1].content
+    assert is_limit_message(ours["messages"][-1].content)
+
+
+def test_step_limit_counts_each_run_of_a_checkpointed_thread_afresh():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    def two_searches_then_submit(messages):
+        since_user = 0
+        for m in reversed(messages):
+            if isinstance(m, HumanMessage):
+                break
+            since_user += isinstance(m, AIMessage)
+        if since_user < 2:
+            return ai(tool_call("search_entities", {"query": "Kenya"}, f"s{len(messages)}"))
+        return ai(submit(["E1"], f"a{len(messages)}"))
+
+    model = ScriptedChatModel(policy=two_searches_then_submit)
+    agent = create_graphrag_agent(model, tiny_kg(), "agentic", max_steps=3, trace=False)
+    agent = agent.with_config(configurable={"thread_id": "t1"})
+    agent.checkpointer = InMemorySaver()
+    first = agent.invoke({"messages": [HumanMessage("What is the capital of Kenya?")]})
+    second = agent.invoke({"messages": [HumanMessage("And again?")]})
+    # 3 calls each: a count carried over from the first run would stop the second after none
+    assert answer_from_result(first)[2] == "ok" and answer_from_result(second)[2] == "ok"
+    assert len(model.calls) == 6
+
+
+def test_a_model_step_is_two_graph_nodes():
+    # The rules hook does the limit too: no separate limit hooks before and after every model call.
+    agent = create_graphrag_agent(ScriptedChatModel(script=[]), tiny_kg(), "agentic", trace=False)
+    nodes = set(agent.get_graph().nodes) - {"__start__", "__end__"}
+    assert nodes == {"graphtrail_rules.before_model", "model", "tools"}
+
+
 def test_bad_tool_arguments_come_back_as_error_messages():
     model = ScriptedChatModel(
         script=[ai(tool_call("get_neighbors", {"entity_id": "E1", "direction": "sideways"}, "b1")), ai(submit([], "a1"))]

@@ -19,9 +19,13 @@ Per-run bookkeeping (visited and read entity ids) lives in the agent *state*
 (``graphtrail_visited`` / ``graphtrail_read``, merged by a set-union reducer
 and updated by :class:`GraphRulesMiddleware`), never in module globals, so
 concurrent runs of one agent never mix. Every run is bounded by
-``max_steps`` model calls (LangChain's ``ModelCallLimitMiddleware`` with
-``exit_behavior="end"``): a run that hits the limit ends with the limit
-message and no accepted answer ("no answer"), never an exception.
+``max_steps`` model calls: a run that hits the limit ends with LangChain's
+call-limit message (as ``ModelCallLimitMiddleware`` with ``exit_behavior="end"``
+words it) and no accepted answer ("no answer"), never an exception. The rules
+middleware counts and checks the limit in the same ``before_model`` hook that
+ends a run after an accepted answer, so each model step is two graph nodes
+(that hook, the model) instead of four: replays spend their CPU in LangGraph's
+per-node work, and there are thousands of them per evaluation.
 """
 
 from __future__ import annotations
@@ -30,11 +34,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelCallLimitMiddleware, hook_config
-from langchain.agents.middleware.types import OmitFromInput
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware.types import OmitFromInput, PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from pydantic import BaseModel, Field
@@ -93,6 +98,8 @@ class GraphRulesState(AgentState):
 
     graphtrail_visited: NotRequired[Annotated[list[str], OmitFromInput, _union]]
     graphtrail_read: NotRequired[Annotated[list[str], OmitFromInput, _union]]
+    # model calls this run has started; untracked, so a checkpointed thread's next run starts at 0
+    graphtrail_model_calls: NotRequired[Annotated[int, UntrackedValue, PrivateStateAttr]]
 
 
 class _SubmitArgs(BaseModel):
@@ -118,14 +125,22 @@ def _entity_ids(artifact: Any) -> list[str]:
 
 
 class GraphRulesMiddleware(AgentMiddleware):
-    """Tracks visited/read entities in state, enforces a variant's citation rule, ends after an accepted answer."""
+    """Tracks visited/read entities in state, enforces a variant's citation rule, ends after an accepted answer.
+
+    With ``max_steps``, it also ends a run before its ``max_steps + 1``-th model call,
+    appending the limit message LangChain's ``ModelCallLimitMiddleware`` appends (which
+    graphtrail's tracer reads as "stopped at a limit").
+    """
 
     state_schema = GraphRulesState
 
-    def __init__(self, variant: str = "agentic") -> None:
+    def __init__(self, variant: str = "agentic", max_steps: int | None = None) -> None:
         super().__init__()
         _check_variant(variant)
+        if max_steps is not None and max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
         self.variant = variant
+        self.max_steps = max_steps
 
     @property
     def name(self) -> str:
@@ -196,7 +211,7 @@ class GraphRulesMiddleware(AgentMiddleware):
     def _accepted(state: Any) -> bool:
         messages = state.get("messages", []) if isinstance(state, dict) else []
         for msg in reversed(messages):
-            if isinstance(msg, AIMessage):
+            if isinstance(msg, (AIMessage, HumanMessage)):  # a new user turn on a thread starts a new question
                 return False
             if isinstance(msg, ToolMessage) and msg.name == SUBMIT_ANSWER and msg.status != "error":
                 return True
@@ -204,7 +219,16 @@ class GraphRulesMiddleware(AgentMiddleware):
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return {"jump_to": "end"} if self._accepted(state) else None
+        if self._accepted(state):
+            return {"jump_to": "end"}
+        if self.max_steps is None:
+            return None
+        calls = (state.get("graphtrail_model_calls") if isinstance(state, dict) else None) or 0
+        if calls >= self.max_steps:
+            # the wording of ModelCallLimitMiddleware(run_limit=..., exit_behavior="end")
+            limit = AIMessage(content=f"Model call limits exceeded: run limit ({calls}/{self.max_steps})")
+            return {"jump_to": "end", "messages": [limit]}
+        return {"graphtrail_model_calls": calls + 1}
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -255,16 +279,12 @@ def create_graphrag_agent(
     tool_list = list(tools) if tools is not None else make_graph_tools(kg, top_k=top_k, neighbor_limit=neighbor_limit)
     if SUBMIT_ANSWER not in {t.name for t in tool_list}:
         raise ValueError("the tools must include submit_answer (see graphtrail.agents.tools.make_submit_answer_tool)")
-    rules = GraphRulesMiddleware(variant)
+    rules = GraphRulesMiddleware(variant, max_steps=max_steps)
     agent = create_agent(
         chat_model,
         tool_list,
         system_prompt=system_prompt if system_prompt is not None else system_prompt_for(variant),
-        middleware=[
-            rules,
-            ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end"),
-            *middleware,
-        ],
+        middleware=[rules, *middleware],
         name=name or f"graphrag-{variant}",
     )
     call_hook_directly(agent, rules)  # no LangSmith thread hops around every tool call while LangSmith is off
