@@ -145,10 +145,6 @@ def test_in_memory_graph_tools_answer_on_the_event_loop_filtered(kg: Any) -> Non
         return original(*args, **kwargs)
 
     tools["get_entity"].func = spy
-    tools["get_entity"].coroutine = None
-    from graphtrail.agents.tools import _run_inline
-
-    _run_inline(tools["get_entity"])
 
     async def go() -> tuple[int, str, str]:
         shown = await tools["get_entity"].ainvoke({"entity_id": eid})

@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from langchain_core.tools import BaseTool, ToolException, tool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from rapidfuzz import fuzz, process, utils
 
 from ..kg.graph import KnowledgeGraph
@@ -359,32 +359,41 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
     inline = isinstance(kg, KnowledgeGraph) and len(kg) <= INLINE_MAX_ENTITIES
     for t in tools:
         t.handle_tool_error = True
-        if inline or t.name == SUBMIT_ANSWER:
-            _run_inline(t)
-    return tools
+    return [_run_inline(t) if inline or t.name == SUBMIT_ANSWER else t for t in tools]
 
 
 #: In-memory graphs up to this many entities answer tool calls on the event loop (see _run_inline).
 INLINE_MAX_ENTITIES = 200_000
 
 
-def _run_inline(t: BaseTool) -> None:
-    """Give a sync tool a coroutine that calls it in place, for ``ainvoke``.
+class _InlineTool(StructuredTool):
+    """A sync tool whose ``ainvoke`` calls its function in place, on the event loop.
 
     LangChain runs a sync tool's ``ainvoke`` in the default thread pool: a hop out and back
     per call, costlier than a lookup in a small in-memory graph, and a queue for a few
     workers when many runs go at once (``evaluate(concurrency=16)``). A database backend's
     tools keep the thread pool: their calls wait on the network.
     """
-    func = getattr(t, "func", None)
-    if func is None or getattr(t, "coroutine", None) is not None:
-        return
+
+    # No annotations and no ``config``/``run_manager`` parameters, on purpose: on every call
+    # ``BaseTool.arun`` reads ``_arun``'s signature and type hints to decide what to pass, and
+    # StructuredTool's own ``_arun`` (and then its coroutine's) would have their string
+    # annotations evaluated each time; an evaluation makes thousands of tool calls.
+    async def _arun(self, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        return self.func(*args, **kwargs)  # type: ignore[misc]
+
+
+def _run_inline(t: BaseTool) -> BaseTool:
+    """``t`` (a ``@tool``-made sync tool) as an :class:`_InlineTool` with the same fields; others unchanged."""
+    if not isinstance(t, StructuredTool) or t.func is None or t.coroutine is not None:
+        return t
+    inline = _InlineTool.model_construct(**dict(t))
+    func = t.func
 
     async def in_place(*args, **kwargs):  # type: ignore[no-untyped-def]
         return func(*args, **kwargs)
 
-    # No annotations: LangChain reads the coroutine's type hints on every call (looking for a
-    # RunnableConfig parameter), and copied string annotations would be evaluated each time.
-    in_place.__annotations__ = {}
+    # for code that calls the coroutine itself; a coroutine also keeps StructuredTool.ainvoke off the thread pool
     in_place.__name__ = in_place.__qualname__ = getattr(func, "__name__", t.name)
-    t.coroutine = in_place  # type: ignore[attr-defined]
+    inline.coroutine = in_place
+    return inline
