@@ -174,3 +174,45 @@ def test_masked_names_go_everywhere_and_relationship_tuples_go_whole() -> None:
     rels = {"title": "Film 1", "relations": [["DIRECTED_BY", {"name": "Director 1"}], ["PRODUCED_BY", {"name": "Producer 1"}]]}
     hidden = filter_tool_output("q", rels, GraphFilter(hidden=frozenset({"Director 1"})))
     assert hidden["relations"] == [["PRODUCED_BY", {"name": "Producer 1"}]]
+
+
+def test_phrase_reader_finds_what_trying_every_width_at_every_word_finds() -> None:
+    # The reader skips words that start no known phrase; check it against the plain longest-first scan
+    # over every position, on the bundled graph's names and texts made of them (overlaps, shared first
+    # words, case-kept codes, ids), plus an id only an ablation met (ensure()).
+    import random
+
+    from graphtrail.agents import load_kg
+    from graphtrail.evaluators.replay import leaks
+
+    kg = load_kg("countries")
+    names = EntityNames(kg)
+    names.ensure(["X_ONLY_SEEN_7"])
+    folded, exact = names.index()
+
+    def scan_everything(text: str) -> tuple:
+        kept = leaks._WORD.findall(leaks.normalize(text, fold=False))
+        low = [w.casefold() for w in kept]
+        out, i = [], 0
+        while i < len(kept):
+            for width in range(min(leaks._MAX_WORDS, len(kept) - i), 0, -1):
+                hit = folded.get(" ".join(low[i:i + width])) or exact.get(" ".join(kept[i:i + width]))
+                if hit:
+                    out.append(hit)
+                    i += width
+                    break
+            else:
+                i += 1
+        return tuple(out)
+
+    rng = random.Random(7)
+    records = list(kg.entities())
+    vocabulary = [r.name for r in records] + [r.id for r in records] + ["X_ONLY_SEEN_7", "the", "of", "and", "AND", "US"]
+    texts = [e.description or "" for e in records[:200]]
+    texts += [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 30))) for _ in range(500)]
+    found = 0
+    for text in texts:
+        expected = scan_everything(text)
+        assert names.matches(text) == expected, text
+        found += len(expected)
+    assert found > 1000  # the texts do name many entities

@@ -98,6 +98,9 @@ class EntityNames:
         #: descriptions (the KG's, and any the caller knows) that withheld text must not show up as
         self.spans = DescriptionSpans(kg, descriptions)
         self._index: tuple[dict[str, Match], dict[str, Match]] | None = None
+        # first word of an indexed phrase -> its most words (folded, exact): most words start no phrase,
+        # so reading a text tries phrase widths only where one can start
+        self._widths: tuple[dict[str, int], dict[str, int]] = ({}, {})
         self._texts: dict[str, tuple[Match, ...]] = {}
         self._ids: set[str] = set()  # ids in the index
 
@@ -109,6 +112,7 @@ class EntityNames:
             for eid in missing:
                 key = _key(eid, False)
                 exact[key] = (*exact.get(key, ()), (eid, True))
+                _note_width(self._widths[1], key)
                 self._ids.add(eid)
             self._texts.clear()  # matches read before did not know them
 
@@ -142,26 +146,36 @@ class EntityNames:
                         (folded if fold else exact).setdefault(_key(name, fold), []).append((eid, False))
             self._index = ({k: tuple(dict.fromkeys(v)) for k, v in folded.items() if k},
                            {k: tuple(dict.fromkeys(v)) for k, v in exact.items() if k})
+            for phrases, widths in zip(self._index, self._widths):
+                for key in phrases:
+                    _note_width(widths, key)
         return self._index
 
     def matches(self, text: str) -> tuple[Match, ...]:
         """Every phrase of ``text`` that names a known entity, longest first at each position (cached per text)."""
         found = self._texts.get(text)
         if found is None:
-            found = _read(text, *self.index())
+            found = _read(text, *self.index(), *self._widths)
             if len(self._texts) >= _TEXT_CACHE_SIZE:
                 self._texts.clear()
             self._texts[text] = found
         return found
 
 
-def _read(text: str, folded: Mapping[str, Match], exact: Mapping[str, Match]) -> tuple[Match, ...]:
+def _note_width(widths: dict[str, int], key: str) -> None:
+    words = key.split(" ")
+    widths[words[0]] = max(widths.get(words[0], 0), min(len(words), _MAX_WORDS))
+
+
+def _read(text: str, folded: Mapping[str, Match], exact: Mapping[str, Match],
+          folded_widths: Mapping[str, int], exact_widths: Mapping[str, int]) -> tuple[Match, ...]:
     kept = _WORD.findall(normalize(text, fold=False))
     low = [w.casefold() for w in kept]
     out: list[Match] = []
     i, n = 0, len(kept)
     while i < n:
-        for width in range(min(_MAX_WORDS, n - i), 0, -1):
+        widest = max(folded_widths.get(low[i], 0), exact_widths.get(kept[i], 0))
+        for width in range(min(widest, n - i), 0, -1):
             hit = folded.get(" ".join(low[i:i + width])) or exact.get(" ".join(kept[i:i + width]))
             if hit:
                 out.append(hit)
