@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 from ..sampling import current_trial
 from .grammar import _BLANK, _FRAMES, _POSSESSIVE, _YESNO, _Hop, _hops_from_prefix, _joins, _parse_question, _possessive
 from .memory import _canonical, _Memory
-from .text import _MIN_LABEL_SCORE, _UNNAMED, _WH_WORDS, _label_key, _label_text, _norm, _resembles
+from .text import _MIN_LABEL_SCORE, _UNNAMED, _WH_WORDS, _label_key, _label_score, _label_text, _norm, _resembles
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import OfflineChatModel
@@ -231,7 +231,7 @@ class _Policy:
         if labels and all(_label_key(lab) in _UNNAMED for lab in labels):
             raise _UnnamedRelations(f"the relations of {eid} have no names")
         scored = sorted(
-            ((fuzz.WRatio(hop.phrase, _label_text(lab)), lab) for lab in labels), key=lambda sl: (-sl[0], sl[1])
+            ((_label_score(hop.phrase, lab), lab) for lab in labels), key=lambda sl: (-sl[0], sl[1])
         )
         scored = [sl for sl in scored if sl[0] >= _MIN_LABEL_SCORE]
         if not scored:

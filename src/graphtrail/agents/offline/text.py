@@ -46,12 +46,12 @@ def _norm(text: str) -> str:
     return " ".join(words)
 
 
-
+@functools.lru_cache(maxsize=8192)
 def _label_text(label: str) -> str:
     return label.replace("_", " ").replace("-", " ").lower()
 
 
-
+@functools.lru_cache(maxsize=8192)
 def _label_key(text: str) -> tuple[str, ...]:
     """A relation label or phrase as comparable words: "placeOfBirth", "place_of_birth", "the place of birth" agree."""
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
@@ -65,6 +65,13 @@ _UNNAMED = {_label_key(DEFAULT_RELATION), ("related",), ("relatedto",), ("relate
 _LABEL_GLUE = {"of", "in", "by", "at", "on", "to", "for", "with", "from", "is", "the", "a", "an"}
 
 
+@functools.lru_cache(maxsize=8192)
+def _label_score(phrase: str, label: str) -> float:
+    """How much ``label`` reads like the question's relation words (rapidfuzz WRatio, 0-100)."""
+    return fuzz.WRatio(phrase, _label_text(label))
+
+
+@functools.lru_cache(maxsize=8192)
 def _resembles(phrase: str, label: str) -> bool:
     """Whether the question's relation words plausibly name ``label``.
 
