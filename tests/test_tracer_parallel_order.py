@@ -29,7 +29,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 import graphtrail
 from graphtrail.tracer import GraphTrailHandler, trajectories_from_spans
 from tests.fakes import ScriptedChatModel, tool_call, unique_id
-from tests.test_tracer_kit import LIVE_MODES, memory  # noqa: F401 - fixture
+from tests.test_tracer_kit import LIVE_MODES, build_toolnode_graph, memory  # noqa: F401 - fixture
 
 WAIT_S = 10.0  # a gate that never opens fails the test instead of hanging it
 
@@ -117,10 +117,13 @@ def tool_spans_by_step(memory) -> list[Any]:
 
 @pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_parallel_calls_are_numbered_in_request_order_when_they_finish_in_reverse(memory, mode):
+@pytest.mark.parametrize("style", ["create_agent", "toolnode_graph"])
+def test_parallel_calls_are_numbered_in_request_order_when_they_finish_in_reverse(memory, mode, style):
+    # create_agent runs each call as its own task; a ToolNode runs them all in one task (threads, or gather)
     gates = Gates({"E1": "E2", "E2": "E3"})  # E3 ends first, then E2, then E1
     requested = [tool_call("get_entity", {"entity_id": e}, unique_id()) for e in ("E1", "E2", "E3")]
-    agent = create_agent(ScriptedChatModel(policy=parallel_policy(requested)), [entity_tool(gates)])
+    build = create_agent if style == "create_agent" else build_toolnode_graph
+    agent = build(ScriptedChatModel(policy=parallel_policy(requested)), [entity_tool(gates)])
     traj = run_agent(agent, gates, mode)
     assert gates.ended == ["E3", "E2", "E1"]  # the finishing order really was the reverse
 
@@ -180,3 +183,67 @@ def test_tools_called_without_a_model_request_keep_the_finishing_order(memory):
     assert gates.ended == ["E2", "E1"]
     assert [(s.index, s.entity_ids, s.tool_call_id) for s in traj.steps] == [(1, ["E2"], None), (2, ["E1"], None)]
     assert [s.attributes["graphtrail.step"] for s in tool_spans_by_step(memory)] == [1, 2]
+
+
+class HoldStart(BaseCallbackHandler):
+    """Holds the start of ``entity``'s call until a model named ``model_name`` has started.
+
+    ``before`` goes before graphtrail's handler in the callbacks (so graphtrail sees the
+    call start only once released), ``after`` after it (so it releases the call only once
+    graphtrail has seen the model start): the call is still waiting to start then.
+    """
+
+    run_inline = True
+
+    def __init__(self, entity: str, model_name: str) -> None:
+        super().__init__()
+        self.entity, self.model_name = entity, model_name
+        self.model_started = threading.Event()
+        self.held = False
+        self.before, self.after = self, _ModelStarted(self)
+
+    def on_tool_start(self, serialized: Any, input_str: str, *, inputs: Any = None, **kwargs: Any) -> None:
+        if isinstance(inputs, dict) and inputs.get("entity_id") == self.entity:
+            self.held = self.model_started.wait(WAIT_S)
+
+
+class _ModelStarted(BaseCallbackHandler):
+    run_inline = True
+
+    def __init__(self, hold: HoldStart) -> None:
+        super().__init__()
+        self.hold = hold
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, *, metadata: Any = None, **kwargs: Any) -> None:
+        if (metadata or {}).get("ls_model_name") == self.hold.model_name:
+            self.hold.model_started.set()
+
+
+@pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)
+@pytest.mark.parametrize("pass_config", [True, False], ids=["config-passed", "config-from-context"])
+def test_a_model_called_inside_a_tool_does_not_end_the_wait_for_calls_not_started_yet(memory, pass_config):
+    # E2's tool asks a model of its own while E1's call has not started: E1 still
+    # comes first. Passed the tool's injected config, LangChain makes that model a
+    # sibling of the tool run (not its child): what tells it from the agent's next
+    # model call is that a call of the batch is still running.
+    inner = ScriptedChatModel(script=[AIMessage("inner says hi")], model_name="inner-model")
+    gates = Gates({"E1": "E2"})
+    get_entity = entity_tool(gates)
+
+    def consult(entity_id: str, config: RunnableConfig) -> str:
+        """Ask another model about an entity."""
+        inner.invoke(f"about {entity_id}", config if pass_config else None)
+        return json.dumps({"id": entity_id, "name": f"Entity {entity_id}"})
+
+    consult_tool = StructuredTool.from_function(func=consult, name="consult")
+    requested = [tool_call("get_entity", {"entity_id": "E1"}, unique_id()), tool_call("consult", {"entity_id": "E2"}, unique_id())]
+    agent = create_agent(ScriptedChatModel(policy=parallel_policy(requested)), [get_entity, consult_tool])
+    hold = HoldStart("E1", "inner-model")
+    callbacks = [hold.before, GraphTrailHandler(name="par"), hold.after, gates]
+    with graphtrail.capture() as cap:
+        agent.invoke({"messages": [("user", "E1 and E2?")]}, {"callbacks": callbacks})
+    (traj,) = cap.trajectories
+    assert hold.held and gates.ended == ["E2", "E1"]
+    assert [(s.index, s.tool_call_id) for s in traj.steps] == [(1, requested[0]["id"]), (2, requested[1]["id"])]
+    assert [s.attributes["gen_ai.tool.call.id"] for s in tool_spans_by_step(memory)] == [c["id"] for c in requested]
+    assert [m.model for m in traj.model_calls] == ["scripted-model", "inner-model", "scripted-model"]

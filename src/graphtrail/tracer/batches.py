@@ -16,9 +16,13 @@ without a span (spans.build_runs skips it). Runs with no matching id (a tool
 the agent calls itself) keep the finishing order: nothing is guessed.
 
 A call that has not started may never start (ToolNode answers a call of an
-unknown tool without running anything). It is given up when its batch
-*closes*: when a later model call starts outside any tool (the agent has moved
-on) or the run ends. Such a call starting later anyway is numbered like an
+unknown tool without running anything). It is given up when a model call
+starts while none of its batch's calls is running (LangGraph starts the next
+model call only once every tool task of the step has ended: the agent has
+moved on), or when the run ends. A model call that starts while one of the
+batch's calls runs may be that tool's own (a sub-agent; LangChain makes it the
+tool's child, or its sibling when the tool passes on its injected config), so
+it gives nothing up. A given-up call that starts anyway is numbered like an
 unbatched run. Everything here runs under ``root.lock`` and costs nothing for
 runs whose model never asks for parallel calls.
 """
@@ -30,7 +34,7 @@ from typing import Any
 
 from .records import RootRecord, RunRecord
 
-__all__ = ["CallBatch", "note_requested_calls", "join_batch", "finish_batched", "close_batches", "inside_tool"]
+__all__ = ["CallBatch", "note_requested_calls", "join_batch", "finish_batched", "close_batches"]
 
 # Per requested call: not started, running, finished with a step (held until numbered),
 # finished without one (stopped by control flow), or settled (numbered or given up).
@@ -102,26 +106,19 @@ def finish_batched(run: RunRecord, step: bool) -> None:
 
 
 def close_batches(root: RootRecord, final: bool) -> bool:
-    """The agent moved on (a model call started outside any tool) or the run ended (``final``):
-    calls not started are given up, and at the end running ones too. True if any held run got its number."""
+    """A model call started (the agent may have moved on) or the run ended (``final``): calls not
+    started are given up in every batch none of whose calls is running, and at the end in all,
+    with the running ones. True if any held run got its number."""
     with root.lock:
         if not root.batches:
             return False
         released = False
         for batch in list(root.batches):
-            released |= _advance(root, batch, give_up_waiting=True, give_up_running=final)
+            if final or _RUNNING not in batch.states:
+                released |= _advance(root, batch, give_up_waiting=True, give_up_running=final)
         if final:
             root.calls, root.batches = None, []
         return released
-
-
-def inside_tool(run: RunRecord | None) -> bool:
-    """Whether ``run`` (a model call's parent record) is a tool run or inside one: a sub-agent's model."""
-    while run is not None:
-        if run.kind == "tool":
-            return True
-        run = run.parent
-    return False
 
 
 def _advance(root: RootRecord, batch: CallBatch, *, give_up_waiting: bool, give_up_running: bool) -> bool:

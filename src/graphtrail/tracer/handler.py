@@ -36,7 +36,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from ._content import ContentMode
 from ._safety import warn_once
-from .batches import close_batches, finish_batched, inside_tool, join_batch, note_requested_calls
+from .batches import close_batches, finish_batched, join_batch, note_requested_calls
 from .citations import CitationMode
 from .extract import CitationParser, Extractor
 from .options import TraceOptions, trace_options
@@ -253,10 +253,9 @@ class GraphTrailHandler(BaseCallbackHandler):
             run.index = next(parent.root.model_seq)  # numbered in start order, whenever its span is built
             self._recs[key] = run
             parent.root.runs.append(run)
-            if root.batches and not inside_tool(parent):
-                # the agent moved on: parallel calls of earlier messages that never started will not
-                if close_batches(root, final=False) and root.live:
-                    go_live(root)
+            # the agent may have moved on: parallel calls of earlier messages that never started will not
+            if root.batches and close_batches(root, final=False) and root.live:
+                go_live(root)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
         try:
