@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
 
 import graphtrail
 from graphtrail.tracer import GraphTrailHandler, trajectories_from_spans
@@ -247,3 +248,36 @@ def test_a_model_called_inside_a_tool_does_not_end_the_wait_for_calls_not_starte
     assert [(s.index, s.tool_call_id) for s in traj.steps] == [(1, requested[0]["id"]), (2, requested[1]["id"])]
     assert [s.attributes["gen_ai.tool.call.id"] for s in tool_spans_by_step(memory)] == [c["id"] for c in requested]
     assert [m.model for m in traj.model_calls] == ["scripted-model", "inner-model", "scripted-model"]
+
+
+@pytest.mark.parametrize("memory", LIVE_MODES, indirect=True)
+def test_a_model_called_between_the_request_and_its_tools_gives_nothing_up(memory):
+    # a guard node asks a model of its own after the agent's model and before the
+    # tools run: no requested call has started yet, so none is given up
+    gates = Gates({"E1": "E2"})
+    requested = [tool_call("get_entity", {"entity_id": e}, unique_id()) for e in ("E1", "E2")]
+    model = ScriptedChatModel(policy=parallel_policy(requested))
+    guard_model = ScriptedChatModel(script=[AIMessage("looks fine")], model_name="guard-model")
+    tools = [entity_tool(gates)]
+    bound = model.bind_tools(tools)
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    def guard(state: MessagesState) -> dict[str, Any]:
+        guard_model.invoke("is this call safe?")
+        return {}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent)
+    graph.add_node("guard", guard)
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", lambda s: "guard" if s["messages"][-1].tool_calls else END, ["guard", END])
+    graph.add_edge("guard", "tools")
+    graph.add_edge("tools", "agent")
+    traj = run_agent(graph.compile(), gates, "sync")
+    assert gates.ended == ["E2", "E1"]
+    assert [m.model for m in traj.model_calls] == ["scripted-model", "guard-model", "scripted-model"]
+    assert [(s.index, s.tool_call_id) for s in traj.steps] == [(1, requested[0]["id"]), (2, requested[1]["id"])]
+    assert [s.attributes["gen_ai.tool.call.id"] for s in tool_spans_by_step(memory)] == [c["id"] for c in requested]

@@ -17,9 +17,11 @@ the agent calls itself) keep the finishing order: nothing is guessed.
 
 A call that has not started may never start (ToolNode answers a call of an
 unknown tool without running anything). It is given up when a model call
-starts while none of its batch's calls is running (LangGraph starts the next
-model call only once every tool task of the step has ended: the agent has
-moved on), or when the run ends. A model call that starts while one of the
+starts after some of its batch's calls ran and while none of them is running
+(LangGraph starts the next model call only once every tool task of the step
+has ended: the agent has moved on), or when the run ends. A model call before
+any of them started (a node between the model and its tools, e.g. a guard
+model) gives nothing up. A model call that starts while one of the
 batch's calls runs may be that tool's own (a sub-agent; LangChain makes it the
 tool's child, or its sibling when the tool passes on its injected config), so
 it gives nothing up. A given-up call that starts anyway is numbered like an
@@ -107,14 +109,15 @@ def finish_batched(run: RunRecord, step: bool) -> None:
 
 def close_batches(root: RootRecord, final: bool) -> bool:
     """A model call started (the agent may have moved on) or the run ended (``final``): calls not
-    started are given up in every batch none of whose calls is running, and at the end in all,
-    with the running ones. True if any held run got its number."""
+    started are given up in every batch some of whose calls ran and none still runs, and at the
+    end in all, with the running ones. True if any held run got its number."""
     with root.lock:
         if not root.batches:
             return False
         released = False
         for batch in list(root.batches):
-            if final or _RUNNING not in batch.states:
+            states = batch.states
+            if final or (_RUNNING not in states and states.count(_WAITING) < len(states)):
                 released |= _advance(root, batch, give_up_waiting=True, give_up_running=final)
         if final:
             root.calls, root.batches = None, []
