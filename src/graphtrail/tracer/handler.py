@@ -36,6 +36,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from ._content import ContentMode
 from ._safety import warn_once
+from .batches import close_batches, finish_batched, join_batch, note_requested_calls
 from .citations import CitationMode
 from .extract import CitationParser, Extractor
 from .options import TraceOptions, trace_options
@@ -252,12 +253,17 @@ class GraphTrailHandler(BaseCallbackHandler):
             run.index = next(parent.root.model_seq)  # numbered in start order, whenever its span is built
             self._recs[key] = run
             parent.root.runs.append(run)
+            # the agent may have moved on: parallel calls of earlier messages that never started will not
+            if root.batches and close_batches(root, final=False) and root.live:
+                go_live(root)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
         try:
             run = self._finished(run_id)
             if run is not None:
                 run.output = response
+                if run.kind == "chat":
+                    note_requested_calls(run.root, response)  # parallel calls: numbered in this order
                 _after_finish(run)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_llm_end", exc)
@@ -292,10 +298,14 @@ class GraphTrailHandler(BaseCallbackHandler):
             key = _key(run_id)
             name = str(kwargs.get("name") or (serialized or {}).get("name") or "tool")
             call_id = kwargs.get("tool_call_id")
+            if not isinstance(call_id, str):
+                call_id = None
             run = RunRecord(parent.root, "tool", key, parent, name, metadata,
-                       inputs if isinstance(inputs, dict) else input_str, call_id if isinstance(call_id, str) else None)
+                       inputs if isinstance(inputs, dict) else input_str, call_id)
             self._recs[key] = run
             parent.root.runs.append(run)
+            if call_id is not None and parent.root.calls:
+                join_batch(run, call_id)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_tool_start", exc)
 
@@ -304,7 +314,10 @@ class GraphTrailHandler(BaseCallbackHandler):
             run = self._finished(run_id)
             if run is not None:
                 run.output = output
-                run.index = next(run.root.step_seq)
+                if run.batch is None:
+                    run.index = next(run.root.step_seq)
+                else:  # one of parallel calls: numbered in the order the model asked for them
+                    finish_batched(run, True)
                 _after_finish(run)
         except Exception as exc:  # noqa: BLE001
             _callback_failed("on_tool_end", exc)
@@ -314,7 +327,10 @@ class GraphTrailHandler(BaseCallbackHandler):
             run = self._finished(run_id)
             if run is not None:
                 run.error = error
-                if not is_control_flow(error):  # an interrupted tool did not finish: no step
+                step = not is_control_flow(error)  # an interrupted tool did not finish: no step
+                if run.batch is not None:
+                    finish_batched(run, step)
+                elif step:
                     run.index = next(run.root.step_seq)
                 _after_finish(run)
         except Exception as exc:  # noqa: BLE001

@@ -53,7 +53,7 @@ class RootRecord:
         "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
         "span_id", "node_spans", "start_attrs", "links", "parent_ctx", "live_after_ns", "live", "finished",
         "lock", "built", "model_seq", "rows", "steps", "model_calls", "revealed", "provider", "messages",
-        "facts", "spanless",
+        "facts", "spanless", "calls", "batches",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
@@ -73,7 +73,11 @@ class RootRecord:
         self.live = False  # a long run: spans are built as calls finish
         self.finished = False
         self.lock = threading.RLock()  # live builds may happen on several threads at once
-        self.step_seq = itertools.count(1)  # steps are numbered in the order tools finish
+        # Steps are numbered in the order tools finish, except that the parallel calls one model
+        # message asked for are numbered in the order it asked for them (batches.py).
+        self.step_seq = itertools.count(1)
+        self.calls: dict[str, Any] | None = None  # tool_call_id -> its CallBatch (batches.py), while one is open
+        self.batches: list[Any] = []  # the CallBatches not fully numbered yet
         self.model_seq = itertools.count(1)  # model calls in the order they start
         self.rows: list[StepRow] = []  # what the root's attributes need, per step
         self.steps: list[Step] = []  # only when a capture() will read them
@@ -111,7 +115,7 @@ class RunRecord:
 
     __slots__ = (
         "root", "kind", "key", "parent", "name", "start_ns", "end_ns", "metadata", "inputs",
-        "params", "output", "error", "index", "span", "ctx",
+        "params", "output", "error", "index", "span", "ctx", "batch",
     )
 
     def __init__(self, root: RootRecord, kind: str, key: Any, parent: RunRecord | None, name: str,
@@ -128,6 +132,9 @@ class RunRecord:
         self.params = params  # chat: invocation params; tool: tool_call_id
         self.output: Any = None
         self.error: BaseException | None = None
-        self.index = 0  # chat: model call number (start order); tool: step number (finishing order; 0: no step)
+        # chat: model call number (start order); tool: step number (finishing order, or the model's
+        # request order within a batch of parallel calls; 0: no step, or not numbered yet)
+        self.index = 0
+        self.batch: Any = None  # tool: the CallBatch it waits in for its number (batches.py); None: not held
         self.span: trace.Span | None = None
         self.ctx: Context | None = None  # parent context for child spans, built once

@@ -38,6 +38,7 @@ from . import attributes as A
 from ._content import clean_text, dumps, dumps_edges, dumps_entities, to_text
 from ._content import clean_args as _clean_args
 from ._safety import warn_once
+from .batches import close_batches
 from .extract import EdgeRef, EntityRef, extract_entities
 from .genai import (
     MessageCache,
@@ -149,6 +150,8 @@ def build_runs(root: RootRecord, end_ns: int, final: bool) -> None:
     ``end_ns``. Otherwise (a long run, live): the runs that finished and whose
     parent span exists; the others wait for a later call.
     """
+    if final and root.batches:
+        close_batches(root, final=True)  # held parallel calls get their numbers before their spans
     runs = root.runs
     keep = root.steps if root.captures else None
     calls = root.model_calls if root.captures else None
@@ -157,7 +160,9 @@ def build_runs(root: RootRecord, end_ns: int, final: bool) -> None:
         run = runs[i]
         if run.span is None:
             parent = run.parent
-            if not final and not (run.end_ns and (parent is None or parent.span is not None or parent.kind in ROOT_KINDS)):
+            if not final and not (run.end_ns and run.batch is None and (
+                parent is None or parent.span is not None or parent.kind in ROOT_KINDS
+            )):  # still open, held for its number (batches.py), or its parent's span does not exist yet
                 contiguous = False
                 continue
             try:
