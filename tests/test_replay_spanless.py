@@ -96,3 +96,25 @@ def test_the_reference_agent_s_tool_hook_makes_no_thread_hops() -> None:
     traj = asyncio.run(run())
     assert traj is not None and len(traj.steps) >= 2  # tools ran, through the rules middleware's hook
     assert hops == 0
+
+
+def test_a_replay_nobody_receives_is_built_once_at_its_end_even_when_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    # live_after=0 makes every run "long": a watched one builds its spans as calls finish; one nobody
+    # receives has no one to watch it, builds once at the end, and gives the same trajectory.
+    from graphtrail.tracer import handler
+
+    agent = graphtrail.trace_agent(build_create_agent(), name="kg")
+    live_builds: list[bool] = []
+    real = handler.go_live
+    monkeypatch.setattr(handler, "go_live", lambda root: live_builds.append(root.spanless) or real(root))
+    try:
+        graphtrail.configure(exporter="memory", live_after=0)
+        watched = _replayed(agent, 2)
+        assert live_builds and not any(live_builds)
+        live_builds.clear()
+        graphtrail.configure(exporter="none", live_after=0)
+        unwatched = _replayed(agent, 2)
+    finally:
+        graphtrail.configure(exporter="none")
+    assert live_builds == []
+    assert unwatched.steps and _plain(unwatched.model_dump(mode="json")) == _plain(watched.model_dump(mode="json"))

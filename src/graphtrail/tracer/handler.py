@@ -338,9 +338,13 @@ class GraphTrailHandler(BaseCallbackHandler):
 
 
 def _after_finish(run: RunRecord) -> None:
-    """Build spans now if the run is long enough to be watched live (configure(live_after=...))."""
+    """Build spans now if the run is long enough to be watched live (configure(live_after=...)).
+
+    Not for a spanless root (a replayed run whose spans nobody receives, unexported.py):
+    nobody watches it, and its one build at the end makes the same Trajectory.
+    """
     root = run.root
-    if root.live or run.end_ns - root.start_ns >= root.live_after_ns:
+    if root.live or (run.end_ns - root.start_ns >= root.live_after_ns and not root.spanless):
         go_live(root)
 
 
