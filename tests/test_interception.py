@@ -193,16 +193,16 @@ def test_phrase_reader_finds_what_trying_every_width_at_every_word_finds() -> No
     def scan_everything(text: str) -> tuple:
         kept = leaks._WORD.findall(leaks.normalize(text, fold=False))
         low = [w.casefold() for w in kept]
+        def longest_at(i: int) -> tuple[int, Any]:
+            phrases = ((w, folded.get(" ".join(low[i:i + w])) or exact.get(" ".join(kept[i:i + w])))
+                       for w in range(min(leaks._MAX_WORDS, len(kept) - i), 0, -1))
+            return next(((w, hit) for w, hit in phrases if hit), (1, None))
+
         out, i = [], 0
         while i < len(kept):
-            for width in range(min(leaks._MAX_WORDS, len(kept) - i), 0, -1):
-                hit = folded.get(" ".join(low[i:i + width])) or exact.get(" ".join(kept[i:i + width]))
-                if hit:
-                    out.append(hit)
-                    i += width
-                    break
-            else:
-                i += 1
+            width, hit = longest_at(i)
+            out += [hit] if hit else []
+            i += width
         return tuple(out)
 
     rng = random.Random(7)
