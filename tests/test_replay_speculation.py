@@ -283,3 +283,52 @@ def test_concurrency_one_is_one_replay_at_a_time(kg: Any, questions: list[Any], 
                                                conditions=CONDITIONS, concurrency=1, progress=False))
     assert evaluation.model_calls > 5
     assert runs.peak == 1 and calls.peak == 1  # sequential, so which sibling pays for a shared call is fixed
+
+
+def test_with_a_deterministic_model_conditions_start_beside_a_trickle_of_repeats(kg: Any, questions: list[Any],
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # The offline model is deterministic: the repeats reuse trial 0's calls (CPU work only). A question's
+    # conditions start once its trial 0 is in, and the repeats go a few at a time beside them; the records are
+    # those of the suite that starts nothing early.
+    from graphtrail.evaluators.replay import runner, suite
+
+    def run(early: bool) -> tuple[Any, list[tuple[str, Any]]]:
+        events: list[tuple[str, Any]] = []
+        real = runner.run_job
+
+        async def run_job(r: Any, job: Any, *args: Any, **kwargs: Any) -> Any:
+            events.append(("start", job.key))
+            try:
+                return await real(r, job, *args, **kwargs)
+            finally:
+                events.append(("end", job.key))
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(runner, "run_job", run_job)
+            if not early:
+                mp.setattr(speculate.Speculation, "question_ready", lambda self, *a: None)
+            agent = create_graphrag_agent("offline", kg, "agentic")
+            evaluation = asyncio.run(aevaluate_records(agent, questions, kg, conditions=CONDITIONS, concurrency=4,
+                                                       progress=False, baseline_repeats=3))
+        return evaluation, events
+
+    early, events = run(True)
+    barrier, _ = run(False)
+    assert _content(early.records) == _content(barrier.records)
+    assert early.early_kept == len([r for r in early.records if r.key.condition != "baseline"]) > 20
+
+    def is_repeat(key: Any) -> bool:
+        return key.condition == "baseline" and key.trial > 0
+
+    at_once, peak, overlapped = 0, 0, set()
+    for i, (what, key) in enumerate(events):
+        if is_repeat(key):
+            at_once += 1 if what == "start" else -1
+            peak = max(peak, at_once)
+        elif what == "start" and key.condition != "baseline":
+            last_repeat = max(j for j, (w, k) in enumerate(events)
+                              if w == "end" and is_repeat(k) and k.question_id == key.question_id)
+            if i < last_repeat:
+                overlapped.add(key.question_id)
+    assert peak == suite.REPEATS_AT_ONCE
+    assert len(overlapped) >= len(questions) // 2  # conditions ran before their question's repeats were all in

@@ -32,6 +32,9 @@ from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
 from .slots import ModelSlots, Slots
+
+#: Baseline repeats run at once when they reuse trial 0's calls (CPU work only): a trickle beside the conditions.
+REPEATS_AT_ONCE = 2
 from .speculate import Speculation
 from .tabular import citation_mode, read_table_entities
 from .textleaks import revealed_descriptions
@@ -229,6 +232,14 @@ async def _baselines(run: Any, questions: list[Any], key: _Keys, kg: Any, repeat
 
     Questions run side by side; the moment one question's baselines are all in, its
     conditions may start early (:mod:`.speculate`).
+
+    With ``shared_trials`` (a deterministic model: the repeats reuse every call of trial 0)
+    a repeat is CPU work only, and a question's conditions may start as soon as its trial 0
+    is in: the names the repeats reveal are checked at the end, as every baseline's are
+    (an early run is kept only if they change nothing). The repeats then go
+    :data:`REPEATS_AT_ONCE` at a time beside the conditions, rather than all of them as soon
+    as trial 0 is in: run all at once they held the CPU while the conditions' model calls
+    waited to be made, and the model sat idle (issue 19, `docs/ablations.md` "At model latency").
     """
     kg_names = EntityNames(kg) if kg is not None else None  # tables in tool outputs are read by the KG's names
     speculation.know(kg_names)  # baselines that reveal only the KG's names: conditions share its index
@@ -247,15 +258,29 @@ async def _baselines(run: Any, questions: list[Any], key: _Keys, kg: Any, repeat
     bar.phase("baseline", len(jobs))
     n = len(questions)
 
+    trickle = Slots(REPEATS_AT_ONCE) if shared_trials else None
+
+    async def repeats_of(i: int) -> list[RunRecord]:
+        if trickle is None:
+            return await run(jobs[i + n::n])
+        done: list[RunRecord] = []
+        for job in jobs[i + n::n]:
+            async with trickle.hold(job.key.trial):
+                done += await run([job])
+        return done
+
     async def one_question(i: int) -> list[RunRecord]:
         q = questions[i]
         first = await run([jobs[i]])
         if first:
             baseline_answers[first[0].key.question_id] = first[0].answer
-        rest = await run(jobs[i + n::n]) if repeats > 1 else []
-        for record in first + rest:
+            if trickle is not None:
+                speculation.baseline_done(order[first[0].key], first[0])
+                speculation.question_ready(q, first[0].key.question_id, first[0])
+        rest = await repeats_of(i) if repeats > 1 else []
+        for record in (rest if trickle is not None else first + rest):
             speculation.baseline_done(order[record.key], record)
-        if first:
+        if first and trickle is None:
             speculation.question_ready(q, first[0].key.question_id, first[0])
         return first + rest
 
