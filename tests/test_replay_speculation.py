@@ -332,3 +332,15 @@ def test_with_a_deterministic_model_conditions_start_beside_a_trickle_of_repeats
                 overlapped.add(key.question_id)
     assert peak == suite.REPEATS_AT_ONCE
     assert len(overlapped) >= len(questions) // 2  # conditions ran before their question's repeats were all in
+
+
+def test_progress_says_how_many_ablation_runs_went_ahead(kg: Any, questions: list[Any], monkeypatch: pytest.MonkeyPatch,
+                                                         capfd: pytest.CaptureFixture[str]) -> None:
+    # Piped (not a terminal): plain lines. While baselines still run, the early condition runs are said beside them.
+    monkeypatch.setenv("GRAPHTRAIL_PROGRESS_EVERY", "0.02")
+    agent = create_graphrag_agent(_slow_model(_Meter()), kg, "agentic")
+    asyncio.run(aevaluate_records(agent, questions, kg, conditions=CONDITIONS, concurrency=4, progress=True,
+                                  baseline_repeats=3, agent_name="slow", model_name="slow-offline"))
+    lines = capfd.readouterr().err.splitlines()
+    ahead = [x for x in lines if x.startswith("graphtrail: baseline") and "ablation runs ahead" in x]
+    assert ahead, lines

@@ -39,6 +39,7 @@ class Heartbeat:
                  stream: TextIO | None = None) -> None:
         self.label, self.total, self.unit = label, total, unit
         self.done = 0
+        self._note = ""
         self.every = every if every is not None else _interval()
         self._stream = stream
         self._start = time.monotonic()
@@ -53,7 +54,12 @@ class Heartbeat:
         if self._thread is not None and self.total:
             self.tick()
         with self._lock:
-            self.label, self.total, self.done = label, total, 0
+            self.label, self.total, self.done, self._note = label, total, 0, ""
+
+    def note(self, text: str) -> None:
+        """Say something more of the current phase, after its count (a new phase clears it)."""
+        with self._lock:
+            self._note = text
 
     def advance(self, n: int = 1) -> None:
         with self._lock:
@@ -62,9 +68,10 @@ class Heartbeat:
     # ---------------------------------------------------------------- output
     def line(self) -> str:
         with self._lock:
-            label, done, total = self.label, self.done, self.total
+            label, done, total, note = self.label, self.done, self.total, self._note
         share = f" ({done / total:.0%})" if total else ""
-        return f"graphtrail: {label} {done}/{total} {self.unit}{share}, {time.monotonic() - self._start:.0f} s elapsed"
+        note = f", {note}" if note else ""
+        return f"graphtrail: {label} {done}/{total} {self.unit}{share}{note}, {time.monotonic() - self._start:.0f} s elapsed"
 
     def tick(self) -> None:
         """Write the current line now (the thread calls this every ``every`` seconds)."""

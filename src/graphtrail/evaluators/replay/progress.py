@@ -35,7 +35,9 @@ class ReplayProgress:
 
                 self._beat = Heartbeat("replay", 0)
         self._task: Any = None
+        self._label = ""
         self._calls = self._reused = 0
+        self._ahead = 0  # condition runs finished early (speculate.py), counted in their phase once kept
 
     def __enter__(self) -> "ReplayProgress":
         if self._bar is not None:
@@ -51,6 +53,7 @@ class ReplayProgress:
             self._beat.stop()
 
     def phase(self, description: str, total: int) -> None:
+        self._label = description
         if self._beat is not None:
             self._beat.phase(description, total)
         if self._bar is not None:
@@ -64,3 +67,13 @@ class ReplayProgress:
             self._beat.advance()
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, advance=1, calls=self._calls, reused=self._reused)
+
+    def ahead(self) -> None:
+        """One condition run finished early, while baselines still run: said beside the phase, not counted in it
+        (it counts when the end keeps it), so a long baseline phase shows the ablations going on too."""
+        self._ahead += 1
+        note = f"{self._ahead} ablation runs ahead"
+        if self._beat is not None:
+            self._beat.note(note)
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, description=f"{self._label} ({note})")

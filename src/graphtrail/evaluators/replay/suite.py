@@ -339,7 +339,7 @@ async def replay_suite(
             return _condition_jobs([q], {qid: base}, early, kg, key, names, trials=trials, seed=seed, n_subsets=n_subsets,
                                    shared_trials=shared_trials)[0]
 
-        speculation = Speculation(kg, cache, build, lambda jobs, held: replay(runner, jobs, cache=held, **common),
+        speculation = Speculation(kg, cache, build, lambda jobs, held: replay(runner, jobs, cache=held, on_done=lambda *_: bar.ahead(), **common),
                                   lambda record, names: _read_baseline(record, names, mode), known_names)
         try:
             base_records = await _baselines(run, questions, key, kg, repeats, shared_trials, baseline_answers, bar, speculation)
