@@ -32,14 +32,14 @@ from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
 from .slots import ModelSlots, Slots
-
-#: Baseline repeats run at once when they reuse trial 0's calls (CPU work only): a trickle beside the conditions.
-REPEATS_AT_ONCE = 2
 from .speculate import Speculation
 from .tabular import citation_mode, read_table_entities
 from .textleaks import revealed_descriptions
 
 __all__ = ["Evaluation", "replay_suite"]
+
+#: Baseline repeats run at once when they reuse trial 0's calls (CPU work only): a trickle beside the conditions.
+REPEATS_AT_ONCE = 2
 
 
 @dataclass
@@ -339,8 +339,11 @@ async def replay_suite(
             return _condition_jobs([q], {qid: base}, early, kg, key, names, trials=trials, seed=seed, n_subsets=n_subsets,
                                    shared_trials=shared_trials)[0]
 
-        speculation = Speculation(kg, cache, build, lambda jobs, held: replay(runner, jobs, cache=held, on_done=lambda *_: bar.ahead(), **common),
-                                  lambda record, names: _read_baseline(record, names, mode), known_names)
+        def run_early(jobs: list[ReplayJob], held: Any) -> Any:
+            return replay(runner, jobs, cache=held, on_done=lambda *_: bar.ahead(), **common)
+
+        speculation = Speculation(kg, cache, build, run_early, lambda record, names: _read_baseline(record, names, mode),
+                                  known_names)
         try:
             base_records = await _baselines(run, questions, key, kg, repeats, shared_trials, baseline_answers, bar, speculation)
             # 2. conditions, from each question's baseline trial 0, with every name the baselines revealed
