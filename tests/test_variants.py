@@ -147,10 +147,11 @@ def test_step_limit_counts_each_run_of_a_checkpointed_thread_afresh():
 
     model = ScriptedChatModel(policy=two_searches_then_submit)
     agent = create_graphrag_agent(model, tiny_kg(), "agentic", max_steps=3, trace=False)
-    agent = agent.with_config(configurable={"thread_id": "t1"})
-    agent.checkpointer = InMemorySaver()
-    first = agent.invoke({"messages": [HumanMessage("What is the capital of Kenya?")]})
-    second = agent.invoke({"messages": [HumanMessage("And again?")]})
+    agent.checkpointer = InMemorySaver()  # the compiled graph keeps the thread's state between runs
+    thread = {"configurable": {"thread_id": "t1"}}
+    first = agent.invoke({"messages": [HumanMessage("What is the capital of Kenya?")]}, thread)
+    second = agent.invoke({"messages": [HumanMessage("And again?")]}, thread)
+    assert len(second["messages"]) > len(first["messages"]) + 1  # the second run saw the first one's messages
     # 3 calls each: a count carried over from the first run would stop the second after none
     assert answer_from_result(first)[2] == "ok" and answer_from_result(second)[2] == "ok"
     assert len(model.calls) == 6

@@ -388,12 +388,11 @@ def _run_inline(t: BaseTool) -> BaseTool:
     if not isinstance(t, StructuredTool) or t.func is None or t.coroutine is not None:
         return t
     inline = _InlineTool.model_construct(**dict(t))
-    func = t.func
 
     async def in_place(*args, **kwargs):  # type: ignore[no-untyped-def]
-        return func(*args, **kwargs)
+        return inline.func(*args, **kwargs)  # type: ignore[misc]
 
     # for code that calls the coroutine itself; a coroutine also keeps StructuredTool.ainvoke off the thread pool
-    in_place.__name__ = in_place.__qualname__ = getattr(func, "__name__", t.name)
+    in_place.__name__ = in_place.__qualname__ = getattr(t.func, "__name__", t.name)
     inline.coroutine = in_place
     return inline

@@ -41,7 +41,7 @@ from ...kg.views import GraphFilter
 from .seen import SeenInputs
 from .textleaks import DescriptionSpans
 
-__all__ = ["EntityNames", "input_leaks", "normalize", "describe_leaks"]
+__all__ = ["EntityNames", "input_leaks", "names_of", "normalize", "describe_leaks"]
 
 SYSTEM = "system prompt"
 NODE = "message from a node that is not a tool"
@@ -117,11 +117,7 @@ class EntityNames:
             self._texts.clear()  # matches read before did not know them
 
     def of(self, eid: str) -> tuple[str, ...]:
-        names = list(self.revealed.get(eid, ()))
-        record = self.kg.entity(eid) if self.kg is not None else None
-        if record is not None:
-            names += [record.name, *record.aliases]
-        return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n and n != eid))
+        return names_of(eid, self.revealed.get(eid, ()), self.kg.entity(eid) if self.kg is not None else None)
 
     def _entities(self) -> Iterable[tuple[str, Sequence[str]]]:
         if self.kg is not None:
@@ -160,6 +156,12 @@ class EntityNames:
                 self._texts.clear()
             self._texts[text] = found
         return found
+
+
+def names_of(eid: str, revealed: Iterable[Any], record: Any) -> tuple[str, ...]:
+    """An entity's names: those the baselines revealed (in order), then its KG record's name and aliases, once each."""
+    names = [*revealed, *((record.name, *record.aliases) if record is not None else ())]
+    return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n and n != eid))
 
 
 def _note_width(widths: dict[str, int], key: str) -> None:

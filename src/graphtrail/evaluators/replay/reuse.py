@@ -231,31 +231,30 @@ class PrefixReuseCache(BaseCache):
         if self.model_slots is not None:
             self.model_slots.ungated()
 
-    def _gate(self) -> None:
-        """A call is about to reach the model: hold one of the suite's model slots until it ends (worker threads)."""
+    def _call_to_gate(self, blocking: bool) -> Any:
+        """The chat call about to reach the model that must take one of the suite's model slots, if any."""
         slots = self.model_slots
         if slots is None:
-            return
+            return None
         call = promptkey.current()
-        if call is None or _loop_running():
+        if call is None or (blocking and _loop_running()):
             slots.ungated()  # not a chat call promptkey wraps, or a blocking call on the loop's thread
-            return
-        if not call.covered():
-            slots.acquire_blocking()
-            call.release = slots.release
+            return None
+        return None if call.covered() else call  # a nested call rides on its parent's slot
+
+    def _gate(self) -> None:
+        """A call is about to reach the model: hold a model slot until it ends (worker threads)."""
+        call = self._call_to_gate(blocking=True)
+        if call is not None:
+            self.model_slots.acquire_blocking()
+            call.release = self.model_slots.release
 
     async def _agate(self) -> None:
         """As :meth:`_gate`, waiting on the event loop."""
-        slots = self.model_slots
-        if slots is None:
-            return
-        call = promptkey.current()
-        if call is None:
-            slots.ungated()
-            return
-        if not call.covered():
-            await slots.acquire()
-            call.release = slots.release
+        call = self._call_to_gate(blocking=False)
+        if call is not None:
+            await self.model_slots.acquire()
+            call.release = self.model_slots.release
 
     def _claim(self, scope: _Scope, key: str) -> tuple[list[Generation] | None, concurrent.futures.Future[None] | None]:
         """A stored response; else the future of another run's in-flight call to wait for; else claim the call."""

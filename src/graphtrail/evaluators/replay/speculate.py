@@ -1,5 +1,8 @@
 """Start a question's conditions once its own baselines are in, and keep them only if the end agrees.
 
+(With a deterministic model, whose repeats reuse trial 0's calls, once its trial 0 is in:
+the repeats' names are checked at the end like the rest, :func:`.suite._baselines`.)
+
 Why: conditions are built from every question's baseline, so the suite used to wait
 for the last baseline before it started any condition. With model latency that
 barrier leaves the model idle while the slowest baselines finish (at concurrency 16
@@ -34,19 +37,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..records import RunKey, RunRecord
-from .leaks import EntityNames
+from .leaks import EntityNames, names_of
 from .runner import ReplayJob
 from .textleaks import revealed_descriptions
 
 __all__ = ["NamesLedger", "HeldCache", "Speculation"]
-
-
-def _bare_names(kg: Any, eid: str) -> tuple[str, ...]:
-    """What :meth:`EntityNames.of` gives for ``eid`` with the KG's names only."""
-    record = kg.entity(eid)
-    if record is None:
-        return ()
-    return tuple(dict.fromkeys(n for n in (record.name, *record.aliases) if isinstance(n, str) and n and n != eid))
 
 
 class NamesLedger:
@@ -84,8 +79,9 @@ class NamesLedger:
             if eid not in self.kg:
                 self._outside.add(eid)
                 continue
-            bare = _bare_names(self.kg, eid)
-            of = tuple(dict.fromkeys(n for n in [*(name for _, name in pairs), *bare] if isinstance(n, str) and n and n != eid))
+            entity = self.kg.entity(eid)
+            bare = names_of(eid, (), entity)  # EntityNames.of with the KG's names only
+            of = names_of(eid, (name for _, name in pairs), entity)
             if of != bare:
                 self._differs[eid] = of
             else:
