@@ -208,7 +208,7 @@ def test_dropped_questions_and_conditions_are_counted(evals: dict[str, Path], tm
     reasons = {(d.kind, d.reason) for d in c.dropped}
     assert ("question", "only in BASE") in reasons and ("question", "the question text differs under this id") in reasons
     assert ("condition", "only in BASE") in reasons and c.counts["dropped_questions"] == 4
-    assert cli("compare", evals["path"], new, "--no-html") == 0
+    assert cli("compare", evals["path"], new, "--fail-on", "none") == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "4 question(s) dropped (3 only in BASE" in out and "1 the question text differs" in out
     assert "cited_removal: only in BASE" in out
@@ -264,7 +264,7 @@ def test_markdown_is_github_flavoured_with_findings_first(evals: dict[str, Path]
             cells += 1
         elif t.type == "tr_close":
             widths.append(cells)
-    assert set(widths) == {5, 6}
+    assert set(widths) == {5, 6, 7}
     assert "a|b" in html
     assert len(text.splitlines()) < 80  # short: a PR comment, not the report
 
@@ -281,10 +281,140 @@ def test_json_and_html_outputs(evals: dict[str, Path], tmp_path: Path, capsys: p
     assert json.loads((tmp_path / "compare.json").read_text(encoding="utf-8"))["gate"]["ok"] is False
 
 
-def test_html_defaults_to_the_new_evaluation_folder(evals: dict[str, Path], tmp_path: Path) -> None:
+def test_compare_writes_nothing_without_out(evals: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     new = edited_copy(evals["endpoints"], tmp_path / "new", lambda d: None)
-    assert cli("compare", evals["path"], new / "results.json") == 0
-    assert (new / "compare.html").exists() and (new / "compare.md").exists()
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert cli("compare", evals["path"], new / "results.json", "--fail-on", "none") == 0
+    assert cli("compare", evals["path"], new, "--format", "markdown") == 1
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert cli("compare", evals["path"], new, "--fail-on", "none", "--out", tmp_path / "cmp", "--no-html") == 0
+    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [".graphtrail", "compare.json", "compare.md"]
+
+
+# ------------------------------------------------------------------ the gate fails by default
+def test_the_gate_fails_by_default_with_the_library_s_rules(evals: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    from graphtrail.evaluators.comparison import DEFAULT_RULES, default_rules
+
+    assert cli("compare", evals["path"], evals["endpoints"]) == 1  # no --fail-on: the default rules
+    broken = [line.split(": ")[2] for line in capsys.readouterr().err.splitlines()]
+    assert broken == ["coverage<0:significant", "fidelity<0:significant", "hidden_influencers>0:significant"]
+    with pytest.raises(AssertionError) as info:  # the library's default: the very same rules, the same verdicts
+        assert_no_provenance_regression(evals["endpoints"], evals["path"])
+    assert [line.split(": ")[0].strip(" -") for line in str(info.value).splitlines()[1:]] == broken
+    assert [r.text for r in default_rules()] == list(DEFAULT_RULES)
+    assert cli("compare", evals["path"], evals["endpoints"], "--fail-on", "none") == 0
+    assert cli("compare", evals["path"], evals["endpoints"], "--fail-on", "default,support<-0.5") == 1
+    assert "support<-0.5: kept" not in capsys.readouterr().err  # kept rules are not reported as broken
+    assert cli("compare", evals["path"], evals["endpoints"], "--fail-on", "none,coverage<0") == 2
+    assert "--fail-on none turns the gate off" in capsys.readouterr().err
+
+
+def test_default_rules_skip_what_neither_evaluation_measured(evals: dict[str, Path], tmp_path: Path) -> None:
+    no_loo = edited_copy(evals["endpoints"], tmp_path / "no-loo",
+                         lambda d: d.update(conditions=[r for r in d["conditions"] if r["condition"] != "leave_one_out"]))
+    c = compare(evals["endpoints"], no_loo, n_boot=200)
+    gate = c.check(__import__("graphtrail.evaluators.comparison", fromlist=["x"]).default_rules())
+    assert gate.ok and any(o.message.startswith("coverage<0:significant: not checked (not measured") for o in gate.outcomes)
+    assert not c.check(["coverage<0:significant"]).ok  # a rule the user wrote still breaks on a missing number
+
+
+def test_each_finding_and_row_says_better_or_worse(evals: dict[str, Path]) -> None:
+    from graphtrail.evaluators.comparison import better_when, judgement
+    from graphtrail.evaluators.comparison.tables import SCORE_HEADER, condition_rows, score_rows
+
+    assert better_when("influence", "cited_removal") == 1 and better_when("influence", "uncited_removal") == -1
+    assert better_when("accuracy", "uncited_removal") == 1 and better_when("accuracy", "cited_removal") == -1
+    assert better_when("hidden_influencers") == -1 and better_when("influence", "random_removal") is None
+    c = compare(evals["path"], evals["endpoints"], n_boot=200)
+    assert judgement(c.change("influence", "uncited_removal")) == "worse"  # "influence 0% → 50%": worse here
+    assert judgement(c.change("coverage")) == "worse" and judgement(c.change("support")) == "–"
+    significant = [f for f in c.findings() if "p = " in f and "inconclusive" not in f]
+    assert significant and all(", worse (" in f or ", better (" in f or "a control" in f for f in significant)
+    assert "hidden influencer(s) appeared (worse)" in "\n".join(c.findings())
+    col = SCORE_HEADER.index("Better?")
+    assert {r[0]: r[col] for r in score_rows(c)}["coverage"] == "worse"
+    assert {(r[0], r[1]): r[col + 1] for r in condition_rows(c)}[("uncited_removal", "influence")] == "worse"
+
+
+# ------------------------------------------------------------------ Markdown that data cannot restructure
+HOSTILE = [
+    "Alpha\n~~~", "Beta\n# X", "Gamma\n> quoted", "Delta\r| a | b |\r|---|---|", "@octocat", "@acme/security-team",
+    "<script>alert(1)</script>", "[click](javascript:alert(1))", "&lt;b&gt; &#64;", "```\ncode", "Eta\u2028Theta\u2029",
+    "    indented\n    code", "1. one", "- item", "*emph* _u_ ~~s~~", "| pipe |", "ends with \\", "<!-- c -->", "---", "===",
+    "x" * 200_000, "Iota\n\n<details>", "![img](http://x/y.png)", "Kappa  \nhard",
+]
+
+
+def _named(src: Path, dest: Path, names: list[str], answers: list[str]) -> Path:
+    """A copy whose entity names and ablation answers are ``names`` / ``answers`` (cycled)."""
+    def edit(d: dict[str, Any]) -> None:
+        for i, e in enumerate(d["entities"]):
+            e["name"] = names[i % len(names)]
+        for i, q in enumerate(d["questions"]):
+            q["question"] = names[(i + 3) % len(names)]
+            for cond in q["answers"]:
+                if cond != "baseline":
+                    q["answers"][cond] = answers[i % len(answers)]
+    return edited_copy(src, dest, edit)
+
+
+def _blocks(text: str) -> list[str]:
+    """The block structure CommonMark (GFM tables) reads: token types, inline content left out."""
+    return [t.type for t in MarkdownIt("gfm-like", {"linkify": False}).parse(text) if t.type != "inline"]
+
+
+def _mentions(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"(?<![A-Za-z0-9_`])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9_.-]+)?", text)
+
+
+def test_hostile_names_do_not_restructure_the_comment_or_the_report(evals: dict[str, Path], tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    plain = [f"Name {i}" for i in range(len(HOSTILE))]
+    sides = {label: [_named(evals[side], tmp_path / f"{label}-{side}", names, answers) for side in ("path", "endpoints")]
+             for label, names, answers in (("benign", plain, ["plain answer"]), ("hostile", HOSTILE, HOSTILE))}
+    texts = {}
+    for label, (base, new) in sides.items():
+        assert cli("compare", base, new, "--format", "markdown", "--out", tmp_path / f"cmp-{label}") == 1
+        texts[label] = capsys.readouterr().out
+        assert (tmp_path / f"cmp-{label}" / "compare.md").read_text(encoding="utf-8").count("\n") > 20
+        assert cli("report", new / "results.json", "--out", tmp_path / f"rep-{label}") == 0
+        capsys.readouterr()
+    text = texts["hostile"]
+    assert "@octocat" in "".join(HOSTILE) and not _mentions(text)  # no live mention left
+    assert "@\u2060octocat" in text and "@\u2060acme/security-team" in text  # still readable
+    assert len(text.encode("utf-8")) < 65_536
+    assert _blocks(text) == _blocks(texts["benign"])  # the same headings, lists, tables, rows, details
+    tokens = MarkdownIt("gfm-like", {"linkify": False}).parse(text)
+    assert not [t for t in tokens if t.type in ("fence", "code_block", "blockquote_open")]
+    assert [t.type for t in tokens].count("heading_open") == 1
+    html = MarkdownIt("gfm-like", {"linkify": False}).render(text)
+    assert "<script>" not in html and 'href="javascript' not in html and "<img" not in html
+    report = {label: (tmp_path / f"rep-{label}" / "report.md").read_text(encoding="utf-8") for label in texts}
+    assert _blocks(report["hostile"]) == _blocks(report["benign"]) and not _mentions(report["hostile"])
+    assert "<script>" not in MarkdownIt("gfm-like", {"linkify": False}).render(report["hostile"])
+
+
+def test_a_huge_comment_is_cut_to_fit_with_a_pointer(evals: dict[str, Path], tmp_path: Path) -> None:
+    from graphtrail._markdown import fit
+
+    def many(d: dict[str, Any]) -> None:  # every question gets 400 hidden influencers of long names
+        for q in d["questions"]:
+            q["hidden_influence"] = [f"E{i}" for i in range(400)]
+        d["entities"] += [{**d["entities"][0], "entity_id": f"E{i}", "name": "n" * 150 + str(i)} for i in range(400)]
+
+    new = edited_copy(evals["endpoints"], tmp_path / "many", many)
+    c = compare(evals["path"], new, n_boot=100)
+    text = c.to_markdown(c.check([]), full="compare.html")
+    assert len(text.encode("utf-8")) < 65_536
+    from graphtrail.evaluators.comparison.tables import question_rows
+
+    assert len(c.influencers) >= 4000 and f"and {len(question_rows(c)) - 50} more: every event is in compare.html" in text
+    assert MarkdownIt("gfm-like", {"linkify": False}).render(text).count("<details>") == text.count("<details>")
+    cut = fit("\n".join(["<details><summary>s</summary>", "", *["| a |"] * 50_000]), 10_000, rest="compare.html")
+    assert len(cut.encode("utf-8")) <= 10_000 and "and " in cut and "compare.html" in cut and cut.count("</details>") == 1
 
 
 # ------------------------------------------------------------------ rules: bad input, pytest helper

@@ -5,6 +5,9 @@ Every command and ``evaluate(out_dir=...)`` writes through here, so that:
 - a folder graphtrail did not make is not written into when it already holds
   something (``--force`` or ``--resume`` says the user means it); graphtrail marks
   the folders it makes with a ``.graphtrail`` file;
+- a folder that holds an earlier result of the same kind (``holds``: an evaluation's
+  ``results.json`` or ``runs.jsonl``) is refused too, graphtrail's own or not, unless
+  ``force`` (replace it) or ``resume`` (continue it): :class:`OutDirHoldsResults`;
 - two processes never write one folder at once: a lock file (``.graphtrail.lock``,
   made with ``O_EXCL``, holding the owner's pid) is taken for the whole command; a
   lock whose process is gone is stale and taken over;
@@ -33,6 +36,7 @@ __all__ = [
     "OutDirError",
     "OutDirNotEmpty",
     "OutDirLocked",
+    "OutDirHoldsResults",
     "WriteFailed",
     "check",
     "claim",
@@ -53,6 +57,10 @@ class OutDirError(Exception):
 
 class OutDirNotEmpty(OutDirError):
     """The folder holds files and graphtrail did not make it."""
+
+
+class OutDirHoldsResults(OutDirNotEmpty):
+    """The folder holds an earlier result (an evaluation) that this write would replace."""
 
 
 class OutDirLocked(OutDirError):
@@ -79,12 +87,21 @@ def _has_content(out: Path) -> bool:
         return any(True for _ in it)
 
 
-def check(out: str | Path, *, force: bool = False, resume: bool = False) -> Path:
+def check(out: str | Path, *, force: bool = False, resume: bool = False, holds: Iterable[str] = ()) -> Path:
     """Refuse ``out`` if it is a file, or a non-empty folder without graphtrail's marker (unless
-    ``force`` or ``resume``), or locked by a live process; create nothing."""
+    ``force`` or ``resume``), or a folder holding any of the files ``holds`` names (an earlier
+    result, same condition), or locked by a live process; create nothing."""
     path = Path(out)
+    if path.is_symlink() and not path.is_dir():
+        raise OutDirError(f"output path {path} is a symbolic link to no folder; remove it or choose another folder")
     if path.exists() and not path.is_dir():
         raise OutDirError(f"output path {path} is a file, not a directory; pass a directory")
+    earlier = [name for name in holds if path.is_dir() and ((path / name).exists() or (path / name).is_symlink())]
+    if earlier and not (force or resume):
+        raise OutDirHoldsResults(
+            f"{path} holds an earlier evaluation ({', '.join(earlier)}); pass --force (force=True) to replace it, "
+            "--resume (resume=True) to continue it, or choose a new folder"
+        )
     if path.is_dir() and not (path / MARKER).exists() and _has_content(path) and not (force or resume):
         raise OutDirNotEmpty(
             f"{path} is not empty and was not made by graphtrail; choose an empty or new folder, "
@@ -97,12 +114,12 @@ def check(out: str | Path, *, force: bool = False, resume: bool = False) -> Path
     return path
 
 
-def claim(out: str | Path, *, force: bool = False, resume: bool = False) -> Path:
+def claim(out: str | Path, *, force: bool = False, resume: bool = False, holds: Iterable[str] = ()) -> Path:
     """Make ``out`` (or accept it) as a graphtrail output folder, marked as such; return it.
 
     Refuses what :func:`check` refuses.
     """
-    path = check(out, force=force, resume=resume)
+    path = check(out, force=force, resume=resume, holds=holds)
     try:
         path.mkdir(parents=True, exist_ok=True)
         marker = path / MARKER

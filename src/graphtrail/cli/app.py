@@ -222,17 +222,18 @@ def compare(
     new: Annotated[Path, typer.Argument(help="The evaluation of the changed agent: a folder or its results.json.")],
     fail_on: Annotated[
         Optional[list[str]],
-        typer.Option("--fail-on", help="Gate rule(s), comma-separated or repeated, e.g. 'coverage<-0.05' or 'accuracy<-0.05:significant' (docs/compare.md). Exit 1 when one is broken."),
+        typer.Option("--fail-on", help="Gate rule(s), comma-separated or repeated, e.g. 'coverage<-0.05' or 'accuracy<-0.05:significant' (docs/compare.md). Default: the default rules (a significant drop in accuracy, support, coverage or fidelity, or rise in hidden influencers); 'none' turns the gate off; 'default' adds them to yours."),
     ] = None,
     format: Annotated[str, typer.Option("--format", "-f", help="table (terminal), markdown (a PR comment) or json.")] = "table",
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Where to write compare.html, compare.md, compare.json (default: NEW's folder).")] = None,
-    html: Annotated[bool, typer.Option("--html/--no-html", help="Write compare.html, compare.md and compare.json.")] = True,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write compare.md, compare.json and compare.html into this folder (default: nothing is written).")] = None,
+    html: Annotated[bool, typer.Option("--html/--no-html", help="With --out: write compare.html beside compare.md and compare.json.")] = True,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0001, max=0.5, help="Significance level of the paired tests.")] = 0.05,
+    force: Annotated[bool, typer.Option("--force", help="Write into an --out folder graphtrail did not make, though it holds files.")] = False,
 ) -> None:
     """Compare two evaluations question by question (paired tests) and gate on provenance regressions."""
     from .compare import run_compare
 
-    code = run_compare(base, new, fail_on=fail_on, fmt=format, out=out, html=html, alpha=alpha, console=_console())
+    code = run_compare(base, new, fail_on=fail_on, fmt=format, out=out, html=html, alpha=alpha, console=_console(), force=force)
     if code:
         raise typer.Exit(code)
 

@@ -90,7 +90,7 @@ def evaluate_from_traces(
     report = evaluators.evaluate(
         built.agent, questions, kg=graph, conditions=conditions, trials=trials, seed=seed, concurrency=concurrency,
         out_dir=out, resume=resume, reuse=reuse, citations=citations, progress=True, agent_name=built.name,
-        model_name=built.model_name, strict=strict,
+        model_name=built.model_name, strict=strict, force=force,  # app.py's guard_out_dir already checked --force
     )
     pipeline._flush_tracing()
     print_gold_free_summary(report, console, graded=bool(graded))

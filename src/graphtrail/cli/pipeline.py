@@ -364,6 +364,7 @@ def _evaluate(evaluators: Any, built: BuiltAgent, inputs: Inputs, *, out: Path, 
         agent_name=built.name,
         model_name=built.model_name,
         strict=strict,
+        force=force,  # app.py's guard_out_dir already refused earlier results without --force / --resume
     )
     _flush_tracing()
     print_report_summary(report, console)

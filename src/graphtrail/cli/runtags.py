@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._listing import listing
 from .errors import InputError
 
 __all__ = ["RunTags", "root_tags", "tags_of", "filter_runs", "describe_tags", "condition_counts"]
@@ -117,7 +118,7 @@ def _what_is_there(runs: Sequence[tuple[Any, RunTags]], conditions: dict[str, in
     """The hint after a filter that matched nothing: the question ids, or the conditions, in the file."""
     ids = list(dict.fromkeys(g.question_id for _, g in runs if g.question_id))
     if by_question and ids:
-        shown = ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+        shown = listing(ids, 8)
         return f"question ids in the file: {shown}"
     if conditions:
         return "conditions in the file: " + ", ".join(conditions)

@@ -28,7 +28,7 @@ from .errors import CoverageError, EvaluationError
 from .records import RunKey, RunRecord, question_field
 from .replay.ablations import DEFAULT_SUBSETS
 from .replay import agent as agent_setup
-from .replay.cache import REUSE_FILE, RunCache
+from .replay.cache import REUSE_FILE, RUNS_FILE, RunCache
 from .replay.inputs import check_conditions, normalize_questions
 from .replay.interception import install as install_interception
 from .replay.reuse import PrefixReuseCache, ReuseStore
@@ -40,6 +40,9 @@ from .scoring.judges import DEFAULT_CORRECTNESS, apply_judges
 from .scoring.score import score_records
 
 __all__ = ["evaluate", "aevaluate", "EvaluationError", "CoverageError", "Evaluation", "normalize_questions", "DEFAULT_BASELINE_REPEATS"]
+
+#: What marks a folder as holding an evaluation: ``evaluate(out_dir=...)`` replaces one only with ``force=True``.
+EVALUATION_FILES: tuple[str, ...] = ("results.json", RUNS_FILE)
 
 #: Baseline runs per question when ``baseline_repeats`` is not given (at least ``trials``).
 DEFAULT_BASELINE_REPEATS = 3
@@ -164,6 +167,7 @@ def _with_run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """
     params = list(inspect.signature(aevaluate_records).parameters.values())
     params.append(inspect.Parameter("strict", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool"))
+    params.append(inspect.Parameter("force", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool"))
     params.append(inspect.Parameter("report_kwargs", inspect.Parameter.VAR_KEYWORD, annotation="Any"))
     fn.__signature__ = inspect.Signature(params, return_annotation="Report")  # type: ignore[attr-defined]
     return fn
@@ -176,6 +180,7 @@ def _with_run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None, **options: Any) -> Any:
     """Async :func:`evaluate`."""
     strict = bool(options.pop("strict", False))
+    force = bool(options.pop("force", False))
     run_kwargs, report_kwargs = _split_options("aevaluate", options)
     traversal_question = report_kwargs.pop("traversal_question", None)
     if run_kwargs["out_dir"] is None:
@@ -184,9 +189,13 @@ async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None
 
     questions = normalize_questions(questions)  # bad input is refused before anything is written
     check_conditions(run_kwargs.get("conditions"))
-    # A folder graphtrail did not make is refused (OutDirNotEmpty) unless resuming; one
-    # another process writes to is refused (OutDirLocked) while that process lives.
-    claim(run_kwargs["out_dir"], resume=run_kwargs["resume"])
+    if force and run_kwargs["resume"]:
+        raise EvaluationError("resume=True and force=True contradict each other: resume continues the evaluation "
+                              "in out_dir, force replaces it")
+    # A folder graphtrail did not make is refused (OutDirNotEmpty), and so is one holding an
+    # earlier evaluation (OutDirHoldsResults), unless force or resume; one another process
+    # writes to is refused (OutDirLocked) while that process lives.
+    claim(run_kwargs["out_dir"], resume=run_kwargs["resume"], force=force, holds=EVALUATION_FILES)
     with lock(run_kwargs["out_dir"]):
         return await _evaluate(agent, questions, kg, run_kwargs, report_kwargs, traversal_question, strict)
 
@@ -271,6 +280,7 @@ def evaluate(
     deterministic: bool | None = None,
     strict: bool = False,
     citations: Any = None,
+    force: bool = False,
     **report_kwargs: Any,
 ) -> Any:
     """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
@@ -316,6 +326,9 @@ def evaluate(
       is invalid because a tool that revealed entities escaped the ablation filter
       (docs/ablations.md, "When a condition is invalid"); otherwise a warning is logged
       and the reports carry a red banner.
+    - ``force``: replace an earlier evaluation in ``out_dir``. Without it (or ``resume``), a
+      folder holding ``results.json`` or ``runs.jsonl`` is refused with
+      :class:`graphtrail._outdir.OutDirHoldsResults`, so no result is lost silently.
     - ``n_boot``, ``alpha``, ``power``, ``margin``, ``surrogate_threshold``, ``min_lds``,
       ``paper_reference``, ``traversal_question`` go to
       scoring and the report (:func:`graphtrail.evaluators.report.build_report`).
@@ -325,9 +338,9 @@ def evaluate(
     """
     # Spelt out (not ``**options``) so that editors and type checkers show every option;
     # :func:`aevaluate_records` stays the one place their defaults are *used*.
-    options = {k: v for k, v in locals().items() if k not in ("agent", "questions", "kg", "report_kwargs", "strict")}
+    options = {k: v for k, v in locals().items() if k not in ("agent", "questions", "kg", "report_kwargs", "strict", "force")}
     _split_options("evaluate", {**options, **report_kwargs})  # a misspelt option fails here, before a thread starts
-    return _run_sync(aevaluate(agent, questions, kg, **options, strict=strict, **report_kwargs))
+    return _run_sync(aevaluate(agent, questions, kg, **options, strict=strict, force=force, **report_kwargs))
 
 
 def _run_sync(coro: Any) -> Any:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from .api import Comparison, compare
 from .fingerprint import evaluation_fingerprint
 from .model import CompareError
-from .rules import DEFAULT_RULES, GateResult, Rule, RuleError, parse_rules
+from .direction import better_when, judgement
+from .rules import DEFAULT_RULES, GateResult, Rule, RuleError, default_rules, parse_rule, parse_rules
 from .testing import assert_no_provenance_regression
 
 __all__ = [
@@ -20,7 +21,11 @@ __all__ = [
     "Rule",
     "RuleError",
     "DEFAULT_RULES",
+    "default_rules",
+    "parse_rule",
     "parse_rules",
+    "better_when",
+    "judgement",
     "evaluation_fingerprint",
     "assert_no_provenance_regression",
 ]

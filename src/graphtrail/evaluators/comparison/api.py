@@ -34,29 +34,41 @@ class Comparison(ComparisonData):
 
         return findings(self)
 
-    def to_markdown(self, gate: GateResult | None = None) -> str:
+    def to_markdown(self, gate: GateResult | None = None, *, full: str | None = None) -> str:
+        """The PR comment (under GitHub's 65,536 characters); ``full`` names where every row is."""
         from .render_markdown import render_markdown
 
-        return render_markdown(self, gate)
+        return render_markdown(self, gate, full=full)
 
     def to_html(self, gate: GateResult | None = None) -> str:
         from .render_html import render_html
 
         return render_html(self, gate)
 
-    def write(self, out_dir: str | Path, gate: GateResult | None = None) -> dict[str, Path]:
-        """Write compare.json, compare.md and compare.html into ``out_dir``; returns their paths."""
+    def write(self, out_dir: str | Path, gate: GateResult | None = None, *, html: bool = True,
+              force: bool = False) -> dict[str, Path]:
+        """Write compare.json, compare.md (and compare.html) into ``out_dir``; returns their paths.
+
+        Through :mod:`graphtrail._outdir`: a non-empty folder graphtrail did not make is
+        refused unless ``force``, the folder's lock is held while writing, and each file is
+        written atomically (a symlink planted there is replaced, never written through).
+        """
         import json
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        from ..._outdir import claim, lock, write_text
+
+        out = claim(out_dir, force=force)
         data = self.to_dict()
         if gate is not None:
             data["gate"] = gate.to_dict()
-        paths = {"json": out / "compare.json", "markdown": out / "compare.md", "html": out / "compare.html"}
-        paths["json"].write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-        paths["markdown"].write_text(self.to_markdown(gate), encoding="utf-8")
-        paths["html"].write_text(self.to_html(gate), encoding="utf-8")
+        paths = {"json": out / "compare.json", "markdown": out / "compare.md"}
+        if html:
+            paths["html"] = out / "compare.html"
+        with lock(out):
+            write_text(paths["json"], json.dumps(data, indent=2, ensure_ascii=False))
+            write_text(paths["markdown"], self.to_markdown(gate, full=f"{paths.get('html', paths['json']).name} beside this file"))
+            if html:
+                write_text(paths["html"], self.to_html(gate))
         return paths
 
     def __repr__(self) -> str:

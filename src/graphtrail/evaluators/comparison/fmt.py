@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..._listing import listing
 from .model import Change, ComparisonData, Side
 
 __all__ = ["value", "delta", "interval", "p_value", "arrow", "side_name", "header_facts", "dropped_line"]
@@ -71,7 +72,7 @@ def dropped_line(data: ComparisonData) -> str | None:
         for d in q:
             reasons.setdefault(d.reason, []).append(d.id)
         parts.append(f"{len(q)} question(s) dropped (" + "; ".join(
-            f"{len(ids)} {why}: {', '.join(ids[:4])}{', ...' if len(ids) > 4 else ''}" for why, ids in reasons.items()) + ")")
+            f"{len(ids)} {why}: {listing(ids, 4)}" for why, ids in reasons.items()) + ")")
     if c:
         parts.append(f"{len(c)} condition(s) dropped (" + "; ".join(f"{d.id}: {d.reason}" for d in c) + ")")
     return "Not compared: " + "; ".join(parts)

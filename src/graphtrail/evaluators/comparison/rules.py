@@ -18,6 +18,12 @@ A rule is ``[new.][CONDITION.]METRIC OP VALUE[:significant]``:
 A rule describes a regression: it is *broken* when its comparison holds. A rule
 that cannot be evaluated (the metric was not measured in both evaluations) is
 broken too, with the reason: a gate must not pass because a number went missing.
+
+:data:`DEFAULT_RULES` (built from :mod:`.direction`, the one place that says which
+way each number should move) is what ``graphtrail compare`` checks without
+``--fail-on`` and ``assert_no_provenance_regression`` without ``rules``. As
+defaults they skip a metric neither evaluation measured (coverage without
+leave-one-out), saying so, rather than break on it.
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .build import CONDITION_METRICS, SCORE_METRICS
+from .direction import default_rule_texts, judgement
 from .model import Change, CompareError, ComparisonData
 
-__all__ = ["Rule", "RuleError", "RuleOutcome", "GateResult", "parse_rule", "parse_rules", "check_rules", "COUNT_METRICS", "DEFAULT_RULES"]
+__all__ = ["Rule", "RuleError", "RuleOutcome", "GateResult", "parse_rule", "parse_rules", "check_rules", "COUNT_METRICS",
+           "DEFAULT_RULES", "default_rules"]
 
 COUNT_METRICS: tuple[str, ...] = (
     "new_unsupported_citations", "new_hidden_influencers", "lost_hidden_influencers",
@@ -44,14 +52,10 @@ _RULE = re.compile(
     r"\s*(?::\s*(?P<qual>[A-Za-z]+))?\s*$"
 )
 
-#: What ``assert_no_provenance_regression`` checks when given no rules: significant losses only.
-DEFAULT_RULES: tuple[str, ...] = (
-    "accuracy<0:significant",
-    "support<0:significant",
-    "coverage<0:significant",
-    "fidelity<0:significant",
-    "hidden_influencers>0:significant",
-)
+#: What ``graphtrail compare`` checks without ``--fail-on``, and ``assert_no_provenance_regression`` without
+#: ``rules``: a significant loss of baseline accuracy, source support, coverage or trajectory fidelity, or a
+#: significant rise in hidden influencers. Built from :mod:`.direction`.
+DEFAULT_RULES: tuple[str, ...] = default_rule_texts()
 
 
 class RuleError(CompareError):
@@ -69,6 +73,7 @@ class Rule:
     condition: str | None = None
     absolute: bool = False  # new.X: NEW's value, not the change
     significant: bool = False
+    if_measured: bool = False  # a default rule: skipped (not broken) when its metric is not in both evaluations
 
     @property
     def is_count(self) -> bool:
@@ -168,6 +173,13 @@ def parse_rules(rules: Iterable[str] | str) -> list[Rule]:
     return parsed
 
 
+def default_rules() -> list[Rule]:
+    """:data:`DEFAULT_RULES` parsed, each skipped when its metric was not measured in both evaluations."""
+    from dataclasses import replace
+
+    return [replace(parse_rule(text), if_measured=True) for text in DEFAULT_RULES]
+
+
 def _fmt(change: Change, value: float | None) -> str:
     if value is None:
         return "–"
@@ -181,12 +193,16 @@ def _describe(change: Change) -> str:
         return f"{change.label}: {change.verdict}"
     delta = f"{change.delta:+.0f}" if change.unit == "count" else f"{100 * change.delta:+.0f} pts"
     p = "" if change.p_value is None or change.verdict == "no change" else f", p = {change.p_value:.3g}"
-    return f"{change.label} {_fmt(change, change.base)} -> {_fmt(change, change.new)} ({delta}, {change.verdict}{p})"
+    way = judgement(change)
+    way = f"{way}, " if way in ("better", "worse") else ""
+    return f"{change.label} {_fmt(change, change.base)} -> {_fmt(change, change.new)} ({delta}, {way}{change.verdict}{p})"
 
 
 def _check_change(rule: Rule, change: Change | None, cond: str | None) -> RuleOutcome:
     if change is None or change.n == 0 or change.delta is None:
         why = change.verdict if change is not None else f"{cond or rule.metric} is not in both evaluations"
+        if rule.if_measured:
+            return RuleOutcome(rule, False, f"{rule.text}: not checked ({why})", None, cond, f"not checked: {why}")
         return RuleOutcome(rule, True, f"{rule.text}: cannot be checked ({why})", None, cond, f"cannot be checked: {why}")
     value = change.new if rule.absolute else change.delta
     assert value is not None
@@ -212,7 +228,7 @@ def check_rules(data: ComparisonData, rules: Iterable[str | Rule] | str) -> Gate
         if rule.condition == "*":
             conds = [c for c in data.conditions if not (rule.metric == "influence" and c == "baseline")]
         elif rule.condition is not None:
-            if rule.condition not in data.conditions:
+            if rule.condition not in data.conditions and not rule.if_measured:
                 raise RuleError(
                     f"rule {rule.text!r} names condition {rule.condition!r}, which is not in both evaluations; "
                     f"compared: {', '.join(data.conditions)}"

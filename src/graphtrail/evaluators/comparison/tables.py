@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from .direction import HIGHER, better_when, judgement
 from .fmt import arrow, delta, interval, p_value
 from .model import Change, ComparisonData
 
 __all__ = ["CONDITION_HEADER", "SCORE_HEADER", "QUESTION_HEADER", "condition_rows", "score_rows", "question_rows"]
 
-CONDITION_HEADER = ["Condition", "Metric", "BASE → NEW", "Δ [95% CI]", "p", "Verdict"]
-SCORE_HEADER = ["Score", "BASE → NEW", "Δ [95% CI]", "p", "Verdict"]
+#: "Better?" says which way the number moved (:mod:`.direction`); "Verdict" whether the move is significant.
+CONDITION_HEADER = ["Condition", "Metric", "BASE → NEW", "Δ [95% CI]", "p", "Better?", "Verdict"]
+SCORE_HEADER = ["Score", "BASE → NEW", "Δ [95% CI]", "p", "Better?", "Verdict"]
 QUESTION_HEADER = ["Question", "Where", "BASE", "NEW", "What happened"]
 
 
 def _numbers(c: Change) -> list[str]:
     test = {"mcnemar": " McNemar", "permutation": " perm."}.get(c.test or "", "") if c.p_value is not None else ""
-    return [arrow(c), f"{delta(c)} {interval(c)}".strip(), p_value(c.p_value) + test, c.verdict]
+    better = judgement(c)
+    return [arrow(c), f"{delta(c)} {interval(c)}".strip(), p_value(c.p_value) + test,
+            "control" if better == "no direction" else better, c.verdict]
 
 
 def condition_rows(data: ComparisonData, *, changed_only: bool = False) -> list[list[str]]:
@@ -44,19 +48,22 @@ def question_rows(data: ComparisonData) -> list[list[str]]:
     for f in data.flips:
         what = "right → wrong" if f.base_correct else "wrong → right"
         if f.condition == "baseline":
-            rows.append([f.question_id, "baseline", f.base_answer or "–", f.new_answer or "–", f"answer flipped {what}"])
+            rows.append([f.question_id, "baseline", f.base_answer or "–", f.new_answer or "–",
+                         f"answer flipped {what} ({'worse' if f.base_correct else 'better'})"])
         else:
             grouped.setdefault((f.question_id, f.base_correct), []).append(f)
     for (qid, was_right), flips in grouped.items():
         what = "right → wrong" if was_right else "wrong → right"
+        ways = {better_when("accuracy", f.condition) for f in flips}
+        way = "" if len(ways) != 1 or None in ways else (" (better)" if (HIGHER in ways) != was_right else " (worse)")
         rows.append([qid, ", ".join(f.condition for f in flips), flips[0].base_answer or "–", flips[0].new_answer or "–",
-                     f"under ablation: {what}"])
+                     f"under ablation: {what}{way}"])
     for i in data.influencers:
         rows.append([i.question_id, _name(data, i.entity_id), "–" if i.appeared else "hidden influencer",
                      "hidden influencer" if i.appeared else "–",
-                     "hidden influencer appeared" if i.appeared else "hidden influencer disappeared"])
+                     "hidden influencer appeared (worse)" if i.appeared else "hidden influencer disappeared (better)"])
     for u in data.unsupported:
         cited = ", ".join(_name(data, e) for e in u.citations) or "nothing"
         detail = f"cites {cited}" + (f"; no tool returned {', '.join(u.entity_ids)}" if u.entity_ids else "")
-        rows.append([u.question_id, "baseline", "supported", u.answer or "–", f"citations {u.reason}: {detail}"])
+        rows.append([u.question_id, "baseline", "supported", u.answer or "–", f"citations {u.reason} (worse): {detail}"])
     return rows

@@ -16,25 +16,27 @@ from collections.abc import Iterable
 from typing import Any
 
 from .api import Comparison, compare
-from .rules import DEFAULT_RULES, Rule
+from .rules import Rule, default_rules
 
 __all__ = ["assert_no_provenance_regression"]
 
 
 def assert_no_provenance_regression(
-    new: Any, baseline: Any, rules: Iterable[str | Rule] | str = DEFAULT_RULES, *, alpha: float = 0.05,
+    new: Any, baseline: Any, rules: Iterable[str | Rule] | str | None = None, *, alpha: float = 0.05,
 ) -> Comparison:
     """Raise ``AssertionError`` (one line per broken rule) when ``new`` breaks ``rules`` against ``baseline``.
 
     ``new`` and ``baseline`` are Reports, evaluation folders or results.json
-    paths. The default rules fail only on *significant* losses of accuracy,
-    source support, coverage or fidelity, or a significant rise in hidden
-    influencers, so a noisy agent does not make the test flaky. Returns the
-    comparison for further asserts.
+    paths. Without ``rules``, the default rules (``DEFAULT_RULES``, the same
+    ``graphtrail compare`` checks without ``--fail-on``) fail only on
+    *significant* losses of accuracy, source support, coverage or fidelity, or
+    a significant rise in hidden influencers, so a noisy agent does not make
+    the test flaky; a metric neither evaluation measured is skipped. Returns
+    the comparison for further asserts.
     """
     __tracebackhide__ = True  # pytest shows the message, not this frame
     comparison = compare(baseline, new, alpha=alpha)
-    gate = comparison.check(rules)
+    gate = comparison.check(default_rules() if rules is None else rules)
     if not gate.ok:
         lines = "\n".join(f"  - {o.message}" for o in gate.broken)
         raise AssertionError(f"provenance regression against the stored baseline ({len(gate.broken)} rule(s) broken):\n{lines}")

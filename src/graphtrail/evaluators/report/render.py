@@ -11,19 +11,20 @@ the answers under each ablation into one expandable cell, so it fits 1366 px
 (``table#conditions``, ``img.plot``, ``figure#traversal``, ``section#findings``,
 ``section#hidden-influencers`` ...) are stable for browser tests.
 
-report.md escapes ``<``, ``>`` and ``&`` in every value from the data (questions,
-answers, entity names): Markdown viewers render raw HTML.
+report.md places every value from the data (questions, answers, entity names)
+through graphtrail._markdown, as compare.md does: one line, no raw HTML, no
+heading, quote, fence or mention made by data.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from ..._markdown import md_table, md_text
 from ..records import NO_CITATIONS
 from ..scoring.coverage import banner_sentences
 from ..scoring.unread import unread_sentence
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
     from .model import Report
 
 __all__ = ["render_markdown", "render_html", "condition_table"]
+
+#: Longest value in report.md (a question, an answer, a list of entities): the HTML page shows it whole.
+CELL_LIMIT = 2000
 
 LABEL_TEXT = {
     "cited_influential": "cited & influential",
@@ -207,26 +211,12 @@ def _score_rows_all(report: "Report", how: str) -> list[tuple[str, str, str]]:
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    def esc(cell: str) -> str:
-        return _md(cell).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
-_MD_ENTITY = re.compile(r"&(?=#?\w+;)")
+    return md_table(header, rows, limit=CELL_LIMIT)
 
 
 def _md(text: Any) -> str:
-    """A value from the data, safe in Markdown: raw HTML is shown, never rendered.
-
-    Only what could start a tag (``<`` before a letter, ``/``, ``!``, ``?``) or a
-    character reference (``&name;``) is escaped, so ``p < 0.001`` stays readable.
-    """
-    text = "" if text is None else str(text)
-    return _MD_TAG.sub("&lt;", _MD_ENTITY.sub("&amp;", text))
+    """A value from the data, as running text in report.md (graphtrail._markdown: one line, inert)."""
+    return md_text(text, limit=CELL_LIMIT)
 
 
 def _ablation_conditions(report: "Report") -> list[str]:

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..._listing import listing
 from ..records import RunRecord
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
         elif cond == "baseline":
             pass
         elif cov.leaks:
-            channels = "; ".join(f"{ch} ({', '.join(sorted(ids)[:5])}{', ...' if len(ids) > 5 else ''})"
+            channels = "; ".join(f"{ch} ({listing(sorted(ids))})"
                                  for ch, ids in sorted(cov.leaks.items()))
             cov.reason = (f"{LEAKED} in {cov.leaked_runs} of {cov.runs} run(s), through: {channels}")
         elif cov.over_filtered:

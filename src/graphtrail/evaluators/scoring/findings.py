@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..._listing import listing
 from .changed import changed_findings, is_gold_free
 
 if TYPE_CHECKING:
@@ -83,9 +84,8 @@ def _test(row: "ConditionRow", report: "ReportTables") -> str:
 
 
 def _names(items: list[HiddenInfluencer], limit: int = 4) -> str:
-    labels = list(dict.fromkeys(i.label for i in items))
-    shown = ", ".join(labels[:limit])
-    return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
+    """One label per hidden influencer counted (an entity hidden-influencing two questions counts twice)."""
+    return listing([i.label for i in items], limit)
 
 
 def _against_trial(report: "ReportTables") -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..._listing import listing
 from ..records import CITATION_CONDITIONS, NO_CITATIONS, RunRecord, question_field
 from .aggregate import ordered_conditions
 from .conditions import condition_rows, power_notes
@@ -114,8 +115,8 @@ def score_records(
     uncited_questions = [b.key.question_id for b in refs if not b.citations]
     if uncited_questions and not cited_nothing:
         stats.notes.append(
-            f"{len(uncited_questions)} of {len(refs)} questions' baseline runs cited no entity ({', '.join(uncited_questions[:5])}"
-            f"{', ...' if len(uncited_questions) > 5 else ''}): for them cited and random removal hide nothing and the "
+            f"{len(uncited_questions)} of {len(refs)} questions' baseline runs cited no entity "
+            f"({listing(uncited_questions)}): for them cited and random removal hide nothing and the "
             "isolations hide every entity, so those conditions measure nothing about citations on these questions."
         )
     return Scored(
