@@ -43,6 +43,7 @@ __all__ = [
     "lock",
     "write_text",
     "write_bytes",
+    "write_output",
     "open_append",
     "append_text",
 ]
@@ -243,6 +244,24 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
 
 def write_text(path: str | Path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
+
+
+def write_output(path: str | Path, data: str | bytes) -> Path:
+    """One file a command was told to write (``--output PATH``, ``--json PATH``, ``--html PATH``).
+
+    Its folder is made if missing, and its lock held while writing, so a live
+    graphtrail writing there refuses this one (:class:`OutDirLocked`); the file is
+    written atomically, a symlink at ``path`` replaced, never written through.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise OutDirError(f"{target} is a directory; pass a file path")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(describe_os_error(exc, target.parent)) from None
+    with lock(target.parent):
+        return write_bytes(target, data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> Path:

@@ -537,8 +537,9 @@ def show_traces(
     if output is None:
         print(text)
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf-8")
+        from graphtrail._outdir import write_output  # atomic, the folder's lock held, a planted symlink replaced
+
+        write_output(output, text + "\n")
         console.print(f"wrote {fmt} to {output}" + ("  (Jaeger UI: Search → Upload)" if fmt == "jaeger" else ""))
 
 

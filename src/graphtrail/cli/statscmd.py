@@ -54,15 +54,15 @@ def traces_stats(*, source: Path | None, jaeger: str | None, service: str | None
         raise InputError(f"no production agent runs {where}", hint)
     print_stats(stats, console)
     files: dict[str, Path] = {}
+    from graphtrail._outdir import write_output  # atomic, the folder's lock held, a planted symlink replaced
+
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(stats.to_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        write_output(json_out, json.dumps(stats.to_json(), ensure_ascii=False, indent=1) + "\n")
         files["statistics (JSON)"] = json_out
     if html is not None:
         from .tracestats_html import render_stats_html
 
-        html.parent.mkdir(parents=True, exist_ok=True)
-        html.write_text(render_stats_html(stats), encoding="utf-8")
+        write_output(html, render_stats_html(stats))
         files["statistics (HTML)"] = html
     if files:
         print_files(console, files)

@@ -190,5 +190,11 @@ def save_graphml(kg: KnowledgeGraph, path: Path) -> Path:
         g.add_node(e.id, name=e.name, type=e.type, description=e.description, aliases=ALIAS_SEPARATOR.join(e.aliases))
     for r in kg.relations():
         g.add_edge(r.source, r.target, key=r.relation, relation=r.relation, description=r.description)
-    nx.write_graphml(g, path)
+    import io
+
+    from ..._outdir import write_bytes  # atomic, a planted symlink replaced
+
+    buf = io.BytesIO()
+    nx.write_graphml(g, buf)
+    write_bytes(path, buf.getvalue())
     return path

@@ -311,5 +311,7 @@ def kg_to_document(kg: KnowledgeGraph) -> dict[str, Any]:
 def save_node_link(kg: KnowledgeGraph, path: Path) -> Path:
     """Write ``kg`` as node-link JSON, gzip-compressed (reproducibly: no mtime) when the name ends in ``.gz``."""
     data = json.dumps(kg_to_document(kg), ensure_ascii=False, indent=None).encode("utf-8")
-    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix.lower() == ".gz" else data)
+    from ..._outdir import write_bytes  # atomic: a reader never sees half a graph, a planted symlink is replaced
+
+    write_bytes(path, gzip.compress(data, mtime=0) if path.suffix.lower() == ".gz" else data)
     return path
