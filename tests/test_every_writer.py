@@ -26,7 +26,7 @@ pytestmark = pytest.mark.timeout(300)
 #: Every file name any of the commands writes, planted as a symlink in the folder.
 WRITTEN = (
     "traces.jsonl", "trajectories.jsonl", "answers.jsonl", "results.json", "report.md", "report.html", "runs.jsonl",
-    "reuse.jsonl", "replay-traces.jsonl", "accuracy.png", "influence.png", "traversal.png", "production-questions.jsonl",
+    "reuse.jsonl", "replay-traces.jsonl", "accuracy.png", "influence.png", "traversal.png", "questions-from-traces.jsonl",
     "compare.md", "compare.json", "compare.html", "jaeger.json", "stats.json", "stats.html",
 )
 
