@@ -330,11 +330,28 @@ def test_each_finding_and_row_says_better_or_worse(evals: dict[str, Path]) -> No
     assert judgement(c.change("influence", "uncited_removal")) == "worse"  # "influence 0% → 50%": worse here
     assert judgement(c.change("coverage")) == "worse" and judgement(c.change("support")) == "–"
     significant = [f for f in c.findings() if "p = " in f and "inconclusive" not in f]
-    assert significant and all(", worse (" in f or ", better (" in f or "a control" in f for f in significant)
+    assert significant and all(", worse (" in f or ", better (" in f or "neither better nor worse" in f for f in significant)
     assert "hidden influencer(s) appeared (worse)" in "\n".join(c.findings())
     col = SCORE_HEADER.index("Better?")
     assert {r[0]: r[col] for r in score_rows(c)}["coverage"] == "worse"
     assert {(r[0], r[1]): r[col + 1] for r in condition_rows(c)}[("uncited_removal", "influence")] == "worse"
+
+
+def test_a_finding_s_count_equals_the_names_it_lists(evals: dict[str, Path]) -> None:
+    import re
+
+    from graphtrail.evaluators import load_report
+    from graphtrail.evaluators.scoring.findings import findings
+    from tests.test_listing import _accounted
+
+    c = compare(evals["path"], evals["endpoints"], n_boot=200)
+    found = next(f for f in c.findings() if "hidden influencer(s) appeared" in f)
+    count, names = re.match(r"(\d+) hidden .*? cited: (.*)\.$", found).groups()
+    assert int(count) == len([i for i in c.influencers if i.appeared]) == _accounted(names)
+    report = load_report(evals["endpoints"] / "results.json")
+    sentence = next(f for f in findings(report) if "hidden influencers: " in f)
+    count, names = re.search(r"(\d+) of them were never cited \(hidden influencers: (.*?)\)(?:, so|\.$)", sentence).groups()
+    assert int(count) == _accounted(names) > 0
 
 
 # ------------------------------------------------------------------ Markdown that data cannot restructure

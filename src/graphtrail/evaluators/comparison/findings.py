@@ -1,7 +1,7 @@
 """The sentences a comparison opens with: what changed for real, then what happened to which question.
 
-Significant changes come first (smallest p first), each with its numbers and
-whether it is better or worse (:mod:`.direction`); a change that moved without
+Significant changes come first (worse, then better, then the controls; smallest
+p first), each with its numbers and whether it is better or worse (:mod:`.direction`); a change that moved without
 reaching significance is called inconclusive at this n, never "no effect"; and
 when nothing moved at all, it says so. A count and the names after it agree
 (:func:`graphtrail._listing.listing`).
@@ -22,9 +22,9 @@ NAME_WIDTH = 80
 
 
 def way(change: Change) -> str:
-    """``worse`` / ``better`` / ``no better or worse (a control)``, as a finding and a table row say it."""
+    """``worse`` / ``better`` / ``neither better nor worse`` (a control), as a finding says it."""
     word = judgement(change)
-    return "no better or worse (a control)" if word == "no direction" else word
+    return "neither better nor worse" if word == "no direction" else word
 
 
 def _named(name: str, detail: str) -> str:
@@ -34,7 +34,8 @@ def _named(name: str, detail: str) -> str:
 
 def findings(data: ComparisonData) -> list[str]:
     out: list[str] = []
-    significant = sorted((c for c in data.changes if c.significant), key=lambda c: c.p_value or 0.0)
+    order = {"worse": 0, "better": 1}  # what got worse leads; controls, which are neither, come last
+    significant = sorted((c for c in data.changes if c.significant), key=lambda c: (order.get(way(c), 2), c.p_value or 0.0))
     for c in significant:
         test = "McNemar" if c.test == "mcnemar" else "paired permutation"
         out.append(f"{c.label}: {arrow(c)}, {way(c)} ({delta(c)} {interval(c)}, {test} p = {p_value(c.p_value)}).")
