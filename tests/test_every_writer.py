@@ -95,8 +95,8 @@ def test_planted_symlinks_are_never_written_through(command: str, sources: dict[
     code = main(COMMANDS[command](out, sources))
     err = capsys.readouterr().err.strip().splitlines()
     assert _snapshot(tmp_path, out) == before, command  # no victim changed, nothing appeared outside
-    if code == 2:  # refused: one line, saying it is a link
-        assert len(err) == 1 and "symbolic link" in err[0], err
+    if code == 2:  # refused: one line (a link it would append to, or a results.json it would not describe)
+        assert len(err) == 1 and err[0].startswith("graphtrail: error: "), err
     else:
         assert code == 0, (command, err)
         written = [p for p in out.iterdir() if p.name in WRITTEN and not p.is_symlink()]
@@ -119,3 +119,21 @@ def test_evaluate_refuses_an_earlier_evaluation_without_force(tmp_path: Path) ->
     evaluate(agent, questions, kg=kg, conditions=["baseline"], out_dir=out, progress=False, resume=True)
     evaluate(agent, questions, kg=kg, conditions=["baseline"], out_dir=out, progress=False, force=True)
     assert "force" in str(__import__("inspect").signature(evaluate))
+
+
+def test_report_out_refuses_a_folder_holding_another_evaluation(sources: dict[str, Path], tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / MARKER).write_text("", encoding="utf-8")
+    (other / "results.json").write_text("{}", encoding="utf-8")
+    (other / "report.md").write_text("the other evaluation's report", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["report", str(sources["results"]), "--out", str(other)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds an earlier evaluation (results.json)" in err[0] and "--force" in err[0]
+    assert (other / "report.md").read_text(encoding="utf-8") == "the other evaluation's report"
+    assert main(["report", str(sources["results"]), "--out", str(other), "--force"]) == 0
+    # its own folder: the reports beside results.json are rendered again, no --force needed
+    assert main(["report", str(sources["results"])]) == 0
+    assert main(["report", str(sources["results"]), "--out", str(sources["results"].parent)]) == 0

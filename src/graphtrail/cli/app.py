@@ -206,13 +206,14 @@ def report(
     results: Annotated[Path, typer.Argument(metavar="RESULTS.json", help="A results.json written by `graphtrail eval` or `demo`.")],
     html: Annotated[bool, typer.Option("--html", help="Also write report.html.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", metavar="DIR", help="Where to write the reports (default: next to RESULTS.json).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Write into an --out that holds another evaluation (or files graphtrail did not make).")] = False,
 ) -> None:
     """Render the reports again from a saved results.json.
 
     Writes report.md (and with --html report.html); results.json is never rewritten."""
     from . import pipeline
 
-    pipeline.rerender(results, html=html, out=out, console=_console())
+    pipeline.rerender(results, html=html, out=out, console=_console(), force=force)
 
 
 # ----------------------------------------------------------------------- compare

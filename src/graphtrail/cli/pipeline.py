@@ -467,8 +467,11 @@ def two_accuracies(trajectories: list[Any], report: Any) -> str | None:
 
 
 # ----------------------------------------------------------------- report
-def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> None:
-    """report.md (and report.html) again from a saved results.json."""
+def rerender(results: Path, *, html: bool, out: Path | None, console: Any, force: bool = False) -> None:
+    """report.md (and report.html) again from a saved results.json.
+
+    An ``--out`` holding another evaluation (its own results.json) is refused without
+    ``force``: its report.md would no longer describe its results.json."""
     if not results.exists():
         raise InputError(f"results file not found: {results}", "pass the results.json that `graphtrail eval` or `demo` wrote")
     if results.is_dir():
@@ -483,7 +486,9 @@ def rerender(results: Path, *, html: bool, out: Path | None, console: Any) -> No
 
     target = out or results.parent
     if out is not None:
-        claim(out)  # a new or empty folder, or one graphtrail made
+        other = out.is_dir() and (out / "results.json").exists() and not (out / "results.json").samefile(results)
+        # a new or empty folder, or one graphtrail made; not one holding another evaluation
+        claim(out, force=force, holds=("results.json",) if other else ())
     # The evaluators render the same files `eval` wrote; results.json is the source here, left as it is.
     with lock(target):
         written = report.write(target, results=False, html=html)
