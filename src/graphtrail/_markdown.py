@@ -42,7 +42,7 @@ COMMENT_LIMIT = 65_536
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
 _TAG = re.compile(r"<(?=[A-Za-z/!?])")
 _REF = re.compile(r"&(?=#?\w+;)")
-_INLINE = re.compile(r"([\\`*\[\]~])")
+_INLINE = re.compile(r"([\\`*\[~])")  # every [ escaped: no link, image or definition can open
 _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # intraword _ is never emphasis in GFM
 _BLOCK_START = re.compile(r"^(?:[#>+=\-]|\d{1,9}(?=[.)]))")
 _MENTION = re.compile(r"(?<![A-Za-z0-9_`])@(?=[A-Za-z0-9])")
