@@ -39,10 +39,10 @@ class Comparison(ComparisonData):
 
         return render_markdown(self, gate)
 
-    def to_html(self, gate: GateResult | None = None) -> str:
+    def to_html(self, gate: GateResult | None = None, *, plot: bool = True) -> str:
         from .render_html import render_html
 
-        return render_html(self, gate)
+        return render_html(self, gate, plot=plot)
 
     def write(self, out_dir: str | Path, gate: GateResult | None = None) -> dict[str, Path]:
         """Write compare.json, compare.md and compare.html into ``out_dir``; returns their paths."""
