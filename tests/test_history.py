@@ -187,3 +187,17 @@ def test_what_results_json_says_is_escaped_and_redacted(first_run: Path, tmp_pat
     header = next(line for line in md.splitlines() if line.startswith("| #"))
     n = len(re.split(r"(?<!\\)\|", header))
     assert all(len(re.split(r"(?<!\\)\|", row)) == n for row in rows)
+
+
+def test_past_twenty_runs_the_older_ones_fold_away(first_run: Path, tmp_path: Path) -> None:
+    runs = [first_run] + [_later(first_run, tmp_path / f"run-{i:02d}", minutes=i) for i in range(1, 23)]
+    out = tmp_path / "hist"
+    build_history(runs, out)
+    html = (out / "history.html").read_text(encoding="utf-8")
+    import re
+
+    main, _, older = html.partition('id="runs-older"')
+    assert "3 older runs" in html and older
+    main_rows = re.findall(r'<td data-label="#" class="num">(\d+)</td>', main)
+    older_rows = re.findall(r'<td data-label="#" class="num">(\d+)</td>', older)
+    assert main_rows == [str(n) for n in range(23, 3, -1)] and older_rows == ["3", "2", "1"]

@@ -26,21 +26,24 @@ __all__ = ["COLUMNS", "render_html", "render_markdown", "score_text"]
 COLUMNS: tuple[str, ...] = ("date (UTC)", "run", "agent", "model", "graph", "questions",
                             *[title for _, title, _ in SCORES], "change")
 
+#: Runs shown in the page's table before the rest fold into "N older runs".
+RECENT = 20
+
 _EXTRA_CSS = """
-table#runs{font-size:.82rem}table#runs th,table#runs td{padding:.25rem .4rem}table#runs td.model{min-width:8rem;overflow-wrap:anywhere}
-table#runs td.num,table#runs td.date{white-space:nowrap}
-table#runs .ci{display:block;font-size:.75rem;color:#868e96}
+table.runs{font-size:.82rem}table.runs th,table.runs td{padding:.25rem .4rem}table.runs td.model{min-width:8rem;overflow-wrap:anywhere}
+table.runs td.num,table.runs td.date{white-space:nowrap}
+table.runs .ci{display:block;font-size:.75rem;color:#868e96}
 .trend img{width:100%;height:auto;border:1px solid #dee2e6}.trend .narrow{display:none}
 #trends .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,520px),1fr));gap:0 1.2rem}
 figure.trend{margin:.6rem 0 1rem}
 @media (max-width:700px){
  .trend .wide{display:none}.trend .narrow{display:block}
- table#runs thead{display:none}table#runs,table#runs tbody,table#runs tr,table#runs td{display:block;width:auto}
- table#runs tr{border:1px solid #dee2e6;border-radius:6px;margin:0 0 .8rem;padding:.3rem .5rem}
- table#runs td{border:none;border-bottom:1px solid #f1f3f5;padding:.25rem 0;white-space:normal;
+ table.runs thead{display:none}table.runs,table.runs tbody,table.runs tr,table.runs td{display:block;width:auto}
+ table.runs tr{border:1px solid #dee2e6;border-radius:6px;margin:0 0 .8rem;padding:.3rem .5rem}
+ table.runs td{border:none;border-bottom:1px solid #f1f3f5;padding:.25rem 0;white-space:normal;
   display:flex;justify-content:space-between;gap:1rem;text-align:right}
- table#runs td::before{content:attr(data-label);font-weight:600;text-align:left;color:#495057}
- table#runs .ci{display:inline;margin-left:.3rem}
+ table.runs td::before{content:attr(data-label);font-weight:600;text-align:left;color:#495057}
+ table.runs .ci{display:inline;margin-left:.3rem}
  .scroll{overflow-x:visible}
 }
 """
@@ -126,8 +129,14 @@ def render_html(runs: Sequence[HistoryRun], plots: Mapping[str, Mapping[str, Map
                 inner = _e(text)
             tds.append(f'<td data-label="{_e(label)}"{cls}>{inner}</td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
-    parts.append('<section id="runs-section"><h2>Runs</h2><div class="scroll"><table id="runs">'
-                 f"<thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody></table></div></section>")
+    def table(table_id: str, rows: list[str]) -> str:
+        return (f'<div class="scroll"><table class="runs" id="{table_id}"><thead><tr>{header}</tr></thead>'
+                f"<tbody>{''.join(rows)}</tbody></table></div>")
+
+    parts.append('<section id="runs-section"><h2>Runs</h2>' + table("runs", body[:RECENT]))
+    if len(body) > RECENT:  # a phone shows each run as a card: the older ones fold away
+        parts.append(f"<details><summary>{len(body) - RECENT} older runs</summary>{table('runs-older', body[RECENT:])}</details>")
+    parts.append("</section>")
     parts.append('<section id="trends"><h2>Trends</h2><div class="grid">')
     if not plots:
         parts.append('<p class="note">No run has a score to plot.</p>')  # inside the grid: one cell

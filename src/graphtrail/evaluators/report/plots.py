@@ -40,19 +40,24 @@ CITED = "#2b8a3e"
 UNCITED = "#adb5bd"
 INFLUENTIAL = "#c92a2a"
 
-def figure_bytes(fig: Figure, fmt: str = "png") -> bytes:
-    """``fig`` saved as ``png`` (at :data:`PNG_DPI`) or ``svg`` (text as paths: no font needed to view it)."""
+def figure_bytes(fig: Figure, fmt: str = "png", *, tight: bool = True) -> bytes:
+    """``fig`` saved as ``png`` (at :data:`PNG_DPI`) or ``svg`` (text as paths: no font needed to view it).
+
+    ``tight=False`` keeps the figure's own size and margins: a figure laid out with fixed
+    margins saves in about half the time (no extra draw to measure its bounding box).
+    """
     if fmt not in ("png", "svg"):
         raise ValueError(f"plot format must be 'png' or 'svg', not {fmt!r}")
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
+    bbox = "tight" if tight else None
     if fmt == "png":
-        fig.savefig(buf, format="png", dpi=PNG_DPI, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=PNG_DPI, bbox_inches=bbox)
     else:
         # A fixed salt for the SVG's element ids (else random per save): the same report renders
         # byte for byte the same page, so `graphtrail report` re-renders it exactly.
         with matplotlib.rc_context({"svg.hashsalt": "graphtrail"}):
-            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+            fig.savefig(buf, format="svg", bbox_inches=bbox, metadata={"Date": None})
     return buf.getvalue()
 
 
