@@ -223,12 +223,17 @@ def render_plot_formats(report: "Report", formats: tuple[str, ...] = ("png", "sv
 
     figures = (("accuracy", accuracy_figure), ("changed", changed_figure), ("influence", influence_figure),
                ("traversal", traversal_figure))
+    if "svg" in formats:  # the page's phone drawings (SVG only: report.md has the wide PNGs)
+        from .narrowplots import narrow_figures
+
+        figures += tuple((f"{name}-narrow", fn) for name, fn in narrow_figures())
     for name, fn in figures:
         try:
             fig = fn(report)
             if fig is None:
                 continue
-            out[name] = {fmt: figure_bytes(fig, fmt) for fmt in formats}  # drawing happens on save
+            fmts = ("svg",) if name.endswith("-narrow") else formats
+            out[name] = {fmt: figure_bytes(fig, fmt, tight=not name.endswith("-narrow")) for fmt in fmts}
         except Exception as exc:  # noqa: BLE001 - one figure must not cost the report
             warnings.warn(f"graphtrail: the {name} plot could not be drawn and is left out ({type(exc).__name__}: {exc})",
                           RuntimeWarning, stacklevel=2)
