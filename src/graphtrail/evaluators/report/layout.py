@@ -43,7 +43,7 @@ details{margin:.5rem 0}
 .invalid{background:#fff5f5;border:2px solid #e03131;color:#c92a2a;padding:.5rem 1rem;font-weight:600}
 .warn{background:#fff9db;border-left:4px solid #f08c00;padding:.5rem 1rem;font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
-#findings{background:#e7f5ff;border-left:4px solid #1c7ed6;padding:.3rem 1rem}#findings ul{margin:.4rem 0;padding-left:1.2rem}
+#findings .lead{font-size:1.1rem;font-weight:600;margin:.5rem 0}#findings{background:#e7f5ff;border-left:4px solid #1c7ed6;padding:.3rem 1rem}#findings ul{margin:.4rem 0;padding-left:1.2rem}
 #hidden-influencers ul{columns:2 24rem;margin:.3rem 0}
 .entity[title],td.gold[title]{text-decoration:underline dotted #adb5bd}th[title]{cursor:help}
 td.changed,li.changed{background:#fff3bf}table#questions td{max-width:14rem}table#questions td.q{min-width:12rem}

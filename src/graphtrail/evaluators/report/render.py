@@ -27,6 +27,7 @@ from ..records import NO_CITATIONS
 from ..scoring.coverage import banner_sentences
 from ..scoring.unread import unread_sentence
 from ..scoring.findings import findings, hidden_influencers
+from ..scoring.headline import headline
 from ..scoring.judges import JUDGE_TEXT, normalize
 from .goldfree import (CHANGE_OVER_NOISE, CHANGE_OVER_NOISE_TEXT, GOLD_FREE_LINE, accuracy_header, changed_table,
                        drop_gold_columns, gold_free_glossary, gold_free_power, is_gold_free, partial_line)
@@ -320,7 +321,8 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     out += [_md(judge_line(report)), ""]
     found = findings(report)
     if found:
-        out += ["## Findings", "", *[f"- {_md(f)}" for f in found], ""]
+        lead = headline(report)
+        out += ["## Findings", "", *([f"**{_md(lead)}**", ""] if lead else []), *[f"- {_md(f)}" for f in found], ""]
     out += ["## Changed outputs per condition" if is_gold_free(report) else "## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
     out.append("")
@@ -414,8 +416,10 @@ def _findings_html(report: "Report") -> str:
     found = findings(report)
     if not found:
         return ""
+    lead = headline(report)
     items = "".join(f"<li>{_e(f)}</li>" for f in found)
-    return f'<section id="findings"><h2>Findings</h2><ul>{items}</ul></section>'
+    top = f'<p class="lead" id="headline">{_e(lead)}</p>' if lead else ""
+    return f'<section id="findings"><h2>Findings</h2>{top}<ul>{items}</ul></section>'
 
 
 def _hidden_html(report: "Report", names: Mapping[str, str]) -> str:
