@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from ..scoring.changed import is_gold_free
 from .plotfonts import families, plain
+from .influencegrid import influence_grid
 from .plotsize import TICK_PT
 
 if TYPE_CHECKING:
@@ -87,21 +88,11 @@ def changed_narrow(report: "Report") -> Figure | None:
 
 
 def influence_narrow(report: "Report", max_questions: int = 40) -> Figure | None:
-    scored = [e for e in report.entities if e.influence is not None and e.visit_rank is not None]
-    if not scored:
+    found = influence_grid(report, max_questions, NARROW_POSITIONS)
+    if found is None:
         return None
-    qids = list(dict.fromkeys(e.question_id for e in scored))[:max_questions]
-    deepest = max(e.visit_rank for e in scored if e.question_id in qids)  # type: ignore[type-var]
-    width = min(NARROW_POSITIONS, deepest)
-    grid = np.full((len(qids), width), np.nan)
-    row_of = {q: i for i, q in enumerate(qids)}
-    cited, hidden = [], []
-    for e in scored:
-        if e.question_id not in row_of or e.visit_rank > width:  # type: ignore[operator]
-            continue
-        i, j = row_of[e.question_id], e.visit_rank - 1  # type: ignore[operator]
-        grid[i, j] = e.influence
-        (cited if e.cited else hidden if e.influential else []).append((j, i))
+    qids, grid, cited, hidden, deepest = found.qids, found.grid, found.cited, found.hidden, found.deepest
+    width = grid.shape[1]
     height = 0.26 * len(qids) + 2.3
     fig = Figure(figsize=(NARROW_WIDTH_IN, height))
     ax = fig.add_axes((0.36, 1.55 / height, 0.6, (height - 2.15) / height))

@@ -27,6 +27,7 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from .influencegrid import influence_grid
 from .plotfonts import families, label, plain
 from .plotsize import MIN_SCALE, PNG_DPI, TICK_PT
 
@@ -108,23 +109,11 @@ def influence_plot(report: "Report", max_questions: int = 40, max_positions: int
 
 def influence_figure(report: "Report", max_questions: int = 40, max_positions: int = 20) -> Figure | None:
     """The figure of :func:`influence_plot`."""
-    scored = [e for e in report.entities if e.influence is not None and e.visit_rank is not None]
-    if not scored:
+    found = influence_grid(report, max_questions, max_positions)
+    if found is None:
         return None
-    qids = list(dict.fromkeys(e.question_id for e in scored))[:max_questions]
-    width = min(max_positions, max(e.visit_rank for e in scored if e.question_id in qids))  # type: ignore[type-var]
-    grid = np.full((len(qids), width), np.nan)
-    row_of = {q: i for i, q in enumerate(qids)}
-    cited_pts, hidden_pts = [], []
-    for e in scored:
-        if e.question_id not in row_of or e.visit_rank > width:  # type: ignore[operator]
-            continue
-        i, j = row_of[e.question_id], e.visit_rank - 1  # type: ignore[operator]
-        grid[i, j] = e.influence
-        if e.cited:
-            cited_pts.append((j, i))
-        elif e.influential:
-            hidden_pts.append((j, i))
+    qids, grid, cited_pts, hidden_pts = found.qids, found.grid, found.cited, found.hidden
+    width = grid.shape[1]
     fig = Figure(figsize=(max(5.0, 0.35 * width + 2.5), max(3.0, 0.3 * len(qids) + 1.8)))
     ax = fig.add_subplot()
     # Diverging around 0: red = the answer changed more than the noise floor, white = no effect,
