@@ -27,6 +27,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "graphtrail.evaluators.scoring": ("graphtrail.evaluators.replay", "graphtrail.evaluators.report"),
     "graphtrail.evaluators.report": ("graphtrail.evaluators.replay",),
     "graphtrail.evaluators.comparison": ("graphtrail.evaluators.replay",),
+    "graphtrail.evaluators.history": ("graphtrail.evaluators.replay",),
 }
 
 

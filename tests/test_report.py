@@ -107,14 +107,17 @@ def test_write_and_reload(report, tmp_path):
     assert "| Baseline |" in md and "![Accuracy per condition](accuracy.png)" in md and "different data" not in md
     html = paths["html"].read_text()
     assert '<table id="conditions">' in html and '<figure id="traversal">' in html
-    assert html.count('<img class="plot svg"') == 3 and "http://" not in html and "https://" not in html
+    # accuracy and influence as SVG images, each with its phone drawing; the traversal inline (hover titles)
+    assert html.count('<img class="plot svg"') == 2 and html.count('<img class="plot narrow"') == 2
+    assert html.count('<svg class="traversal') == 2 and "http://" not in html and "https://" not in html
     assert "<script" not in html
     svgs = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
-    assert len(svgs) == 3  # vector plots: sharp at any size
+    assert len(svgs) == 4  # vector plots: sharp at any size
     for b64 in svgs:
         svg = base64.b64decode(b64)
         assert b"<svg" in svg[:1000] and b'<use xlink:href="#DejaVuSans' in svg  # text drawn as vector glyphs
-        assert f"--w:{svg_width_px(svg):.0f}px" in html  # the page knows each plot's natural width
+        # the page knows each plot's natural width (a phone drawing is capped at it)
+        assert f"--w:{svg_width_px(svg):.0f}px" in html or f"max-width:{svg_width_px(svg):.0f}px" in html
     again = load_report(paths["results"])
     assert again.to_dict() == report.to_dict()
     paths2 = again.write(tmp_path / "again")

@@ -40,11 +40,17 @@ PAGE_STATE = """
 const imgs = Array.from(document.images).map(i => ({id: i.id, src: i.src.slice(0, 40), complete: i.complete, w: i.naturalWidth, h: i.naturalHeight}));
 const rows = Array.from(document.querySelectorAll('table#conditions tbody tr')).map(r => ({cls: r.className, cells: Array.from(r.cells).map(c => c.textContent.trim())}));
 const header = Array.from(document.querySelectorAll('table#conditions thead th')).map(c => c.textContent.trim());
-const trav = document.querySelector('#traversal img');
+const trav = Array.from(document.querySelectorAll('#traversal svg.traversal')).find(s => s.getBoundingClientRect().width > 0);
+const rects = trav ? Array.from(trav.querySelectorAll('text.label')).map(t => t.getBoundingClientRect()) : [];
+let overlaps = 0;
+for (let i = 0; i < rects.length; i++) for (let j = i + 1; j < rects.length; j++) {
+  const a = rects[i], b = rects[j];
+  if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) overlaps++;
+}
 const findings = Array.from(document.querySelectorAll('#findings li')).map(li => li.textContent.trim());
 const hidden = Array.from(document.querySelectorAll('#hidden-influencers li .entity')).map(
   s => ({text: s.textContent.trim(), id: s.title, visible: s.getBoundingClientRect().width > 0}));
-const firstTable = document.querySelector('table');
+const firstTable = document.querySelector('table:not(.meta)');
 const top = y => y.getBoundingClientRect().top + window.scrollY;
 const order = {
   findings: document.querySelector('#findings') ? top(document.querySelector('#findings')) : null,
@@ -53,7 +59,9 @@ const order = {
 const doc = document.documentElement;
 return {imgs, rows, header, findings, hidden, order,
         scroll: {scrollWidth: doc.scrollWidth, clientWidth: doc.clientWidth},
-        traversal: trav ? {w: trav.naturalWidth, h: trav.naturalHeight, visible: trav.getBoundingClientRect().width > 0} : null};
+        traversal: trav ? {w: trav.getBoundingClientRect().width, visible: true, nodes: trav.querySelectorAll('g.node').length,
+                           labels: rects.length, overlaps,
+                           titles: Array.from(trav.querySelectorAll('g.node > title')).map(t => t.textContent)} : null};
 """
 
 
@@ -103,10 +111,15 @@ def test_report_renders_table_plots_and_traversal(driver: Any, report_dir: Path)
     assert any(cell.endswith("%") for cell in baseline), baseline  # an accuracy figure is shown
 
     ids = {img["id"] for img in state["imgs"]}
-    assert {"plot-accuracy", "plot-traversal"} <= ids
+    assert {"plot-accuracy", "plot-accuracy-narrow", "plot-influence", "plot-influence-narrow"} <= ids
     broken = [img for img in state["imgs"] if not img["complete"] or img["w"] == 0]
     assert broken == [], broken
-    assert state["traversal"] is not None and state["traversal"]["w"] > 100 and state["traversal"]["visible"]
+    # the traversal: inline SVG, every node with a hover title saying whether it was cited and which step revealed it
+    trav = state["traversal"]
+    assert trav is not None and trav["w"] > 100 and trav["nodes"] >= 2 and trav["labels"] >= 2
+    assert len(trav["titles"]) == trav["nodes"] and all(("cited" in t) for t in trav["titles"])
+    assert any("first revealed at step" in t and " by " in t for t in trav["titles"]), trav["titles"]
+    assert trav["overlaps"] == 0
 
 
 def test_findings_and_hidden_influencers_open_the_page(driver: Any, report_dir: Path) -> None:
@@ -138,14 +151,15 @@ READABLE_PX = 9.0
 
 LAYOUT = """
 const doc = document.documentElement;
-const plots = Array.from(document.querySelectorAll('img.plot')).map(i => ({
+const plots = Array.from(document.querySelectorAll('img.plot')).filter(i => i.getBoundingClientRect().width > 0).map(i => ({
   id: i.id, natural: i.naturalWidth, shown: i.getBoundingClientRect().width,
   box: i.parentElement.getBoundingClientRect().width}));
 const q = document.querySelector('table#questions');
 const box = q.parentElement.getBoundingClientRect().width;
 return {innerWidth: window.innerWidth, scrollWidth: doc.scrollWidth, plots,
         questions: {table: q.getBoundingClientRect().width, box: box,
-                    heads: Array.from(q.querySelectorAll('thead th')).map(th => th.textContent.trim())}};
+                    heads: Array.from(q.querySelectorAll('thead th')).map(th => th.textContent.trim()),
+                    rowDisplay: getComputedStyle(q.querySelector('tbody tr')).display}};
 """
 
 
@@ -179,7 +193,13 @@ def test_layout_fits_the_screen_and_plots_stay_readable(driver: Any, report_dir:
     assert severe == [], severe
     assert layout["innerWidth"] == width
     assert layout["scrollWidth"] <= layout["innerWidth"], layout  # no sideways scroll of the page
-    assert {p["id"] for p in layout["plots"]} == {"plot-accuracy", "plot-influence", "plot-traversal"}
+    if mobile:  # the phone drawings, each whole on the screen at full size: no sideways scroll inside a box either
+        assert {p["id"] for p in layout["plots"]} == {"plot-accuracy-narrow", "plot-influence-narrow"}
+        for plot in layout["plots"]:
+            assert plot["shown"] <= width and plot["shown"] >= plot["natural"] - 1, plot
+            assert tick_px(plot["shown"] / plot["natural"]) >= READABLE_PX, plot
+    else:
+        assert {p["id"] for p in layout["plots"]} == {"plot-accuracy", "plot-influence"}
     for plot in layout["plots"]:
         scale = plot["shown"] / plot["natural"]
         # Never shrunk below MIN_SCALE (a narrow screen scrolls the plot's box instead), so the
@@ -187,6 +207,9 @@ def test_layout_fits_the_screen_and_plots_stay_readable(driver: Any, report_dir:
         assert scale >= MIN_SCALE - 0.01, plot
         assert tick_px(scale) >= READABLE_PX, (plot, tick_px(scale))
         assert plot["shown"] >= min(plot["natural"], 0.8 * width) - 1, plot  # and as large as the screen allows
+    assert state["traversal"] is not None and state["traversal"]["overlaps"] == 0 and state["traversal"]["w"] <= width
+    if mobile:  # the per-question table is a card per question
+        assert layout["questions"]["rowDisplay"] == "block" and layout["questions"]["table"] <= width
     if not mobile:  # the per-question table fits a laptop screen: no sideways scroll to read the answers
         assert layout["questions"]["table"] <= layout["questions"]["box"] + 1, layout["questions"]
         assert "Under ablations" in layout["questions"]["heads"]
@@ -194,7 +217,7 @@ def test_layout_fits_the_screen_and_plots_stay_readable(driver: Any, report_dir:
 
 
 def test_a_click_enlarges_a_plot_and_opens_the_answers(driver: Any, report_dir: Path) -> None:
-    emulate(driver, 390, 844, True)
+    emulate(driver, 1366, 900, False)  # a laptop shows the wide drawings, which enlarge on click
     try:
         with serve_directory(report_dir) as base:
             open_page(driver, f"{base}/report.html")
@@ -203,6 +226,8 @@ def test_a_click_enlarges_a_plot_and_opens_the_answers(driver: Any, report_dir: 
             driver.find_element("id", "plot-accuracy").click()
             after = driver.execute_script("return document.getElementById('plot-accuracy').getBoundingClientRect().width")
             scroll = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+            emulate(driver, 390, 844, True)  # and a phone's card opens its answers
+            open_page(driver, f"{base}/report.html")
             cell = driver.find_element("css selector", "table#questions td.answers summary")
             driver.execute_script("arguments[0].scrollIntoView()", cell)
             cell.click()
@@ -222,7 +247,10 @@ def test_checks_catch_a_broken_page(driver: Any, tmp_path: Path) -> None:
     (tmp_path / "report.html").write_text(
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>broken</title></head><body>"
         "<table id='conditions'><thead><tr><th>Condition</th></tr></thead><tbody></tbody></table>"
-        "<figure id='traversal'><img id='plot-traversal' src='missing.png'></figure>"
+        "<img id='plot-accuracy' src='missing.png'>"
+        "<figure id='traversal'><svg class='traversal' width='300' height='100'><g class='node'><title>x</title>"
+        "<text class='label' x='10' y='50'>Overlapping</text></g><g class='node'><title>y</title>"
+        "<text class='label' x='20' y='52'>Overlapping</text></g></svg></figure>"
         "<table><tr><td style='min-width:3000px'>too wide</td></tr></table>"
         "<script>undefinedFunction()</script></body></html>",
         encoding="utf-8",
@@ -230,7 +258,8 @@ def test_checks_catch_a_broken_page(driver: Any, tmp_path: Path) -> None:
     with serve_directory(tmp_path) as base:
         state, severe = open_page(driver, f"{base}/report.html")
     assert state["rows"] == []
-    assert state["traversal"] is not None and state["traversal"]["w"] == 0
+    assert state["traversal"] is not None and state["traversal"]["overlaps"] == 1  # the overlap check can fail
+    assert any(not i["complete"] or i["w"] == 0 for i in state["imgs"])
     assert state["findings"] == [] and state["hidden"] == []
     assert state["scroll"]["scrollWidth"] > state["scroll"]["clientWidth"]  # the scroll check can fail
     messages = " ".join(e["message"] for e in severe)

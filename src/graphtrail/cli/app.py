@@ -239,6 +239,24 @@ def compare(
         raise typer.Exit(code)
 
 
+# ----------------------------------------------------------------------- history
+@app.command()
+def history(
+    folders: Annotated[list[Path], typer.Argument(metavar="DIR...", help="Evaluation folders written by `graphtrail eval` (or their results.json), in any order.")],
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Where to write history.html, history.md, history.json and the trend plots.")] = Path("graphtrail-history"),
+    force: ForceOpt = False,
+) -> None:
+    """Build one page over many evaluations: a table of runs, trend plots, links to each report and comparison.
+
+    Runs are ordered by when their report was made; consecutive runs are compared with
+    paired tests (pages cached in DIR/compare/, so a rebuild compares only new pairs).
+    Exit codes: 0 written, 2 bad input (no readable evaluation, an unusable --out)."""
+    from graphtrail.evaluators.history import build_history
+
+    paths = build_history(folders, out, force=force, progress=True)
+    print(f"graphtrail: history of {len(folders)} folder(s) written: open {paths['html']} in a browser")
+
+
 # ----------------------------------------------------------------------- traces
 class TraceFormat(str, Enum):
     summary = "summary"

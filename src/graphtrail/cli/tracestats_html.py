@@ -95,6 +95,7 @@ def render_stats_html(stats: TraceStats) -> str:
     ]
     parts = [
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',  # else a phone lays it out 980 px wide
         f"<title>graphtrail production statistics</title><style>{CSS}</style></head><body>",
         "<h1>graphtrail production statistics</h1>",
         f'<p class="note" id="meta">{n} run(s) from {_e(stats.source)}'

@@ -40,10 +40,10 @@ class Comparison(ComparisonData):
 
         return render_markdown(self, gate, full=full)
 
-    def to_html(self, gate: GateResult | None = None) -> str:
+    def to_html(self, gate: GateResult | None = None, *, plot: bool = True) -> str:
         from .render_html import render_html
 
-        return render_html(self, gate)
+        return render_html(self, gate, plot=plot)
 
     def write(self, out_dir: str | Path, gate: GateResult | None = None, *, html: bool = True,
               force: bool = False) -> dict[str, Path]:

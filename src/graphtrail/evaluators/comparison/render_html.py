@@ -42,11 +42,15 @@ def _gate_html(gate: GateResult | None) -> str:
     return f'<section id="gate"><h2 class="{"ok" if gate.ok else "broken"}">Gate: {_e(head)}</h2><ul>{items}</ul></section>'
 
 
-def render_html(data: ComparisonData, gate: GateResult | None = None) -> str:
-    """compare.html: no scripts, no network; the plot is a base64 PNG (left out, with a warning, if it fails)."""
+def render_html(data: ComparisonData, gate: GateResult | None = None, *, plot: bool = True) -> str:
+    """compare.html: no scripts, no network; the plot is a base64 PNG (left out, with a warning, if it fails).
+
+    ``plot=False`` leaves the plot out: ``graphtrail history`` makes one page per pair of runs, and
+    drawing is most of a page's cost; its own trend plots show the same moves.
+    """
     facts = header_facts(data)
     try:
-        png = changes_plot(data)
+        png = changes_plot(data) if plot else None
     except Exception as exc:  # noqa: BLE001 - the page is worth more than its plot
         logging.getLogger("graphtrail").warning("graphtrail: the comparison plot could not be drawn: %s", exc)
         png = None

@@ -99,9 +99,14 @@ def pick_traversal(
     names = traj.entity_names
     visited = traj.visited  # a computed property: read once, not per node
     cited, seen = set(traj.citations), set(visited)
+    first: dict[str, tuple[int, str]] = {}  # entity -> (step, tool) of the call that first revealed it
+    for step in traj.steps:
+        for eid in [*step.entity_ids, *(x for edge in step.edges for x in (edge.source, edge.target))]:
+            first.setdefault(eid, (step.index, step.tool))
     nodes = [
         TraversalNode(id=e, name=names.get(e), cited=e in cited, visited=e in seen,
-                      influential=influential.get(e), topic=e in topics, answer=e in answers)
+                      influential=influential.get(e), topic=e in topics, answer=e in answers,
+                      step=first.get(e, (None, None))[0], tool=first.get(e, (None, None))[1])
         for e in dict.fromkeys([*visited, *traj.citations])
     ]
     return Traversal(

@@ -35,6 +35,9 @@ class TraversalNode(BaseModel):
     influential: bool | None = None
     topic: bool = False
     answer: bool = False
+    #: the run's first tool call that revealed the entity (1-based step, tool name); None when no tool did (a citation only)
+    step: int | None = None
+    tool: str | None = None
 
 
 class Traversal(BaseModel):
@@ -134,6 +137,8 @@ class Report(BaseModel):
         drawn = render_plot_formats(self, ("png", "svg") if html else ("png",))
         plot_files: dict[str, str] = {}
         for name, files in drawn.items():
+            if "png" not in files:  # the phone drawings are for report.html only
+                continue
             path = out / f"{name}.png"
             write_bytes(path, files["png"])
             paths[name] = path

@@ -21,7 +21,6 @@ from __future__ import annotations
 import html
 from collections import Counter
 from collections.abc import Mapping
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..._markdown import md_table, md_text
@@ -29,10 +28,13 @@ from ..records import NO_CITATIONS
 from ..scoring.coverage import banner_sentences
 from ..scoring.unread import unread_sentence
 from ..scoring.findings import findings, hidden_influencers
+from ..scoring.headline import headline
 from ..scoring.judges import JUDGE_TEXT, normalize
 from .goldfree import (CHANGE_OVER_NOISE, CHANGE_OVER_NOISE_TEXT, GOLD_FREE_LINE, accuracy_header, changed_table,
                        drop_gold_columns, gold_free_glossary, gold_free_power, is_gold_free, partial_line)
-from .layout import CSS, ENLARGE, plot_html
+from .layout import CSS, ENLARGE, plot_pair_html
+from .meta import meta_rows
+from .traversal_svg import traversal_svg
 
 if TYPE_CHECKING:
     from ..scoring.tables import ConditionRow, QuestionRow
@@ -290,17 +292,17 @@ def cited_nothing_line(report: "Report") -> str | None:
     )
 
 
-def _meta_line(report: "Report") -> str:
-    when = datetime.fromtimestamp(report.created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    bits = [f"{k}: {v}" for k, v in report.meta.items() if isinstance(v, (str, int, float, bool))]
-    return " · ".join([when, *bits])
+def _meta_html(report: "Report") -> str:
+    rows = "".join(f"<tr><th>{_e(k)}</th><td{f' title={chr(34)}{_e(t)}{chr(34)}' if t else ''}>{_e(v)}</td></tr>"
+                   for k, v, t in meta_rows(report))
+    return f'<table id="meta" class="meta"><tbody>{rows}</tbody></table>'
 
 
 def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = None) -> str:
     """report.md: the same sections as the HTML, plots linked as files beside it."""
     plot_files = plot_files or {}
     st = report.stats
-    out = ["# graphtrail evaluation report", "", _md(_meta_line(report)), ""]
+    out = ["# graphtrail evaluation report", "", _md_table(["run", ""], [[k, v] for k, v, _ in meta_rows(report)]), ""]
     out += _md_banner(report)
     if (nothing := cited_nothing_line(report)) is not None:
         out += [f"**{_md(nothing)}**", ""]
@@ -309,7 +311,8 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
     out += [_md(judge_line(report)), ""]
     found = findings(report)
     if found:
-        out += ["## Findings", "", *[f"- {_md(f)}" for f in found], ""]
+        lead = headline(report)
+        out += ["## Findings", "", *([f"**{_md(lead)}**", ""] if lead else []), *[f"- {_md(f)}" for f in found], ""]
     out += ["## Changed outputs per condition" if is_gold_free(report) else "## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
     out.append("")
@@ -403,8 +406,10 @@ def _findings_html(report: "Report") -> str:
     found = findings(report)
     if not found:
         return ""
+    lead = headline(report)
     items = "".join(f"<li>{_e(f)}</li>" for f in found)
-    return f'<section id="findings"><h2>Findings</h2><ul>{items}</ul></section>'
+    top = f'<p class="lead" id="headline">{_e(lead)}</p>' if lead else ""
+    return f'<section id="findings"><h2>Findings</h2>{top}<ul>{items}</ul></section>'
 
 
 def _hidden_html(report: "Report", names: Mapping[str, str]) -> str:
@@ -469,6 +474,8 @@ def _questions_html(report: "Report", names: Mapping[str, str]) -> str:
             cells.append(_answers_cell(q, conds, labels, base))
         if gold_free:  # no gold, no correctness: drop those columns
             del cells[3], cells[1]
+        # each cell named after its column: a phone shows a question as a card of labelled lines (CSS in .layout)
+        cells = [c.replace("<td", f'<td data-label="{re.sub("<[^>]+>", "", h)}"', 1) for c, h in zip(cells, head)]
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (f'<div class="scroll"><table id="questions"><thead><tr>{"".join(head)}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>')
@@ -513,7 +520,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         '<link rel="icon" href="data:,">',
         f"<title>graphtrail report</title><style>{CSS}</style></head><body>",
         "<h1>graphtrail evaluation report</h1>",
-        f'<p class="note" id="meta">{_e(_meta_line(report))} · schema {_e(report.schema_version)}</p>',
+        _meta_html(report),
         _html_banner(report),
         *([f'<p class="warn" id="cited-nothing">{_e(cited_nothing_line(report))}</p>'] if report.cited_nothing else []),
         *([f'<p class="warn" id="unread-tools">{_e(unread_sentence(report.unread_tools))}</p>'] if report.unread_tools else []),
@@ -527,10 +534,10 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     if paper_col is not None:
         parts.append(f'<p class="paper">{_e(PAPER_NOTE)}</p>')
     if "accuracy" in plots:
-        parts.append(f'<figure id="accuracy-plot">{plot_html("accuracy", plots["accuracy"], "Accuracy per condition with 95% intervals")}'
+        parts.append(f'<figure id="accuracy-plot">{plot_pair_html("accuracy", plots["accuracy"], plots.get("accuracy-narrow"), "Accuracy per condition with 95% intervals")}'
                      f"<figcaption>Accuracy per condition; bars are 95% cluster-bootstrap intervals.{ENLARGE}</figcaption></figure>")
     if "changed" in plots:
-        parts.append(f'<figure id="changed-plot">{plot_html("changed", plots["changed"], "Changed outputs per condition")}'
+        parts.append(f'<figure id="changed-plot">{plot_pair_html("changed", plots["changed"], plots.get("changed-narrow"), "Changed outputs per condition")}'
                      f"<figcaption>Share of outputs that differ from the baseline's; dashed: the noise floor.{ENLARGE}</figcaption></figure>")
     parts.append("</section>")
     parts += [
@@ -552,7 +559,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     counts = Counter(e.label for e in report.entities)
     parts.append(_html_table("entity-labels", ["Label", "Entities"], [[LABEL_TEXT.get(k, k), str(v)] for k, v in sorted(counts.items())]))
     if "influence" in plots:
-        parts.append(f'<figure id="influence">{plot_html("influence", plots["influence"], "Per-entity influence matrix")}'
+        parts.append(f'<figure id="influence">{plot_pair_html("influence", plots["influence"], plots.get("influence-narrow"), "Per-entity influence matrix")}'
                      "<figcaption>Influence of each visited entity (rows: questions; columns: first-visit position): "
                      "how often hiding it alone changed the answer, minus the noise floor. Red: it changed the answer; "
                      "white: no effect; blue (negative): it changed the answer less often than repeated baseline runs "
@@ -564,11 +571,15 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
     parts.append(_html_table("entity-table", ["Question", "Entity", "Name", "Cited", "Visit #", "LOO change", "Surrogate w",
                                               "Influence", "Label"], ent_rows, [f"label-{e.label}" for e in report.entities]))
     parts.append("</details></section>")
-    if "traversal" in plots and report.traversal is not None:
-        parts.append(f'<section><h2>Traversal of {_e(report.traversal.question_id)}</h2><figure id="traversal">'
-                     f'{plot_html("traversal", plots["traversal"], "Traversal subgraph")}'
+    if report.traversal is not None and report.traversal.nodes:
+        tr = report.traversal
+        answer = f" Answer: {_e(tr.answer)}." if tr.answer else ""
+        parts.append(f'<section><h2>Traversal of {_e(tr.question_id)}</h2><figure id="traversal">'
+                     f'<p class="note">{_e(tr.question)}{answer}</p>'
+                     f'{traversal_svg(tr, "wide")}{traversal_svg(tr, "narrow")}'
                      "<figcaption>Entities and edges the baseline run visited: green = cited, grey = visited but not cited, "
-                     f"red ring = influential, square = topic entity, star = answer entity.{ENLARGE}</figcaption></figure></section>")
+                     "red ring = influential, square = topic entity, star = answer entity. Hover or tap an entity for the "
+                     "step and tool that revealed it, an edge for its relation.</figcaption></figure></section>")
     parts += ['<section id="per-question"><h2>Per question</h2>',
               '<p class="note">Hover a name for its id, a gold answer for every accepted alias; '
               "open a cell under <i>Under ablations</i> to read the answer under each condition; shaded ones differ from the baseline's.</p>",

@@ -1,0 +1,42 @@
+"""The report's header facts as a small table: when, which agent and model, and how it was run.
+
+``meta`` holds whatever the evaluation recorded (the model's full description and its
+short name among them); the reader needs each fact once, by a plain name. The model is
+named by its short name, with the full description on hover in report.html.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import Report
+
+__all__ = ["meta_rows"]
+
+#: meta keys shown, in order, with the name the table gives them ("model" is handled apart).
+_SHOWN = (("agent", "agent"), ("trials", "trials per condition"), ("seed", "seed"), ("reuse", "model calls reused"),
+          ("correctness", "correct means"))
+#: meta keys never shown as rows: a spelling of the model, or data that has its own section.
+_HIDDEN = {"model", "model_name", "fingerprint", "cost", "skipped_questions", "not_applicable"}
+
+
+def meta_rows(report: "Report") -> list[tuple[str, str, str | None]]:
+    """(name, value, hover text or None) per fact, in reading order."""
+    meta = report.meta or {}
+    rows: list[tuple[str, str, str | None]] = [
+        ("date", datetime.fromtimestamp(report.created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), None)]
+    short, full = meta.get("model_name"), meta.get("model")
+    if short or full:
+        rows.append(("model", str(short or full), str(full) if short and full and full != short else None))
+    for key, name in _SHOWN:
+        value = meta.get(key)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            rows.append((name, str(value), None))
+        elif isinstance(value, bool):
+            rows.append((name, "yes" if value else "no", None))
+    known = {k for k, _ in _SHOWN} | _HIDDEN
+    rows += [(k, str(v), None) for k, v in meta.items() if k not in known and isinstance(v, (str, int, float, bool))]
+    rows.append(("schema", report.schema_version, None))
+    return rows
