@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..comparison.render_markdown import md_escape
+from ..._markdown import md_cell, md_text
 from ..report.layout import CSS
 from .runs import SCORES, HistoryRun, Score
 
@@ -154,10 +154,6 @@ def render_html(runs: Sequence[HistoryRun], plots: Mapping[str, Mapping[str, Map
     return "\n".join(parts)
 
 
-def _md_cell(text: str) -> str:
-    return md_escape(" ".join(str(text).split())).replace("|", "\\|")
-
-
 def render_markdown(runs: Sequence[HistoryRun], plot_files: Mapping[str, str],
                     changes_md: Sequence[tuple[str | None, str]], skipped: Sequence[str], out: Path) -> str:
     """history.md: the same table (links to each report.md and comparison), then the trend PNGs."""
@@ -166,14 +162,14 @@ def render_markdown(runs: Sequence[HistoryRun], plot_files: Mapping[str, str],
              "intervals over questions; *change* links the comparison with the run before.", ""]
     if skipped:
         lines += ["Left out (not a readable evaluation):", ""]
-        lines += [f"- {_md_cell(s)}" for s in skipped]
+        lines += [f"- {md_text(s)}" for s in skipped]
         lines.append("")
-    lines.append("| # | " + " | ".join(_md_cell(h) for h in COLUMNS) + " |")
+    lines.append("| # | " + " | ".join(md_cell(h) for h in COLUMNS) + " |")
     lines.append("|" + "---|" * (len(COLUMNS) + 1))
     for i, run in reversed(list(enumerate(runs, start=1))):  # newest first, as on the page
         cells = _row(i, run, changes_md[i - 1], out)
         cells[1] = (run.label, _rel(run.report_md, out))
-        shown = [f"[{_md_cell(t)}](<{link}>)" if link else _md_cell(t) for t, link in cells]
+        shown = [f"[{md_cell(t)}](<{link}>)" if link else md_cell(t) for t, link in cells]
         lines.append(f"| {i} | " + " | ".join(shown) + " |")
     lines.append("")
     for key, title, higher in SCORES:
