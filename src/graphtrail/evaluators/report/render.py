@@ -19,6 +19,7 @@ heading, quote, fence or mention made by data.
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
