@@ -66,7 +66,9 @@ def run_compare(
         if fmt == "table":
             console.print(f"comparison  {paths['html']}  (also compare.md, compare.json)", soft_wrap=True, highlight=False)
     if gate is not None and not gate.ok:
+        from graphtrail._secrets import scan_text
+
         for outcome in gate.broken:
-            print(f"graphtrail: rule broken: {outcome.rule.text}: {' '.join(outcome.detail.split())}", file=sys.stderr)
+            print(scan_text(f"graphtrail: rule broken: {outcome.rule.text}: {' '.join(outcome.detail.split())}"), file=sys.stderr)
         return EXIT_RULE_BROKEN
     return 0

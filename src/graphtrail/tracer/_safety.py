@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._secrets import scan_text as _core_scan
+
 logger = logging.getLogger("graphtrail")
 
 _warned: set[str] = set()
@@ -16,7 +18,10 @@ _warned_lock = threading.Lock()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-_redact_text: Callable[[str], str] = str
+# The built-in text rule until redact.py installs its own (the same rules): a warning is
+# never written unredacted, whichever module logs first. Importing the core (above) also
+# puts its filter on the "graphtrail" logger (every record logged there is redacted).
+_redact_text: Callable[[str], str] = _core_scan
 
 
 def set_message_redactor(fn: Callable[[str], str]) -> None:
