@@ -39,14 +39,30 @@ SHAPES: tuple[str, ...] = (
     "passwords in scheme://user:password@host URLs and curl -u user:password",
 )
 
-# Gate 1: the literal prefixes of _TOKEN_SCAN's alternatives (case-sensitive).
-_TOKEN_PREFIXES: tuple[str, ...] = (
-    "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "ABIA", "ACCA", "A3T", "AGPA", "AIDA", "AROA", "AIPA", "ANPA",
-    "ANVA", "xox", "XOX", "AIza", "glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-",
-    "glagent-", "gloas-", "GR1348941", "hf_", "://", "BEGIN", "PuTTY-User-Key-File-", "k_live_",
-    "k_test_", "SG.", "npm_", "pypi-", "sq0", "hooks.slack.com", "-u", "--user", "--proxy-user", "AKC", "AP",
-    "softlayer.com", "SK", "AC", "-us",
-)
+# Gate 1: the literal prefixes of _TOKEN_SCAN's alternatives (case-sensitive). Those with
+# "_" or "-" are only looked for in text holding that character; the uppercase-A shapes
+# (AWS key ids, Google, Artifactory, Twilio) and Twilio's SK by one literal-first regex.
+_UNDERSCORE_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "npm_", "k_live_", "k_test_")
+_DASH_PREFIXES = ("sk-", "xox", "XOX", "gl", "pypi-", "sq0", "-u", "PuTTY-User-Key-File-")  # "gl": glpat-, gldt-, ...
+_OTHER_PREFIXES = ("://", "BEGIN", "eyJ", "SG.", "hooks.slack.com", "softlayer.com", "GR1348941")
+_A_GATE = re.compile(r"A(?:KIA|SIA|BIA|CCA|3T|GPA|IDA|ROA|IPA|NPA|NVA|Iza|KC|P[0-9A-F]|C[0-9a-fA-F]{8})|SK[0-9a-fA-F]{8}")
+
+
+def _may_hold_token(text: str) -> bool:
+    if "_" in text:
+        for p in _UNDERSCORE_PREFIXES:
+            if p in text:
+                return True
+    if "-" in text:
+        for p in _DASH_PREFIXES:
+            if p in text:
+                return True
+    for p in _OTHER_PREFIXES:
+        if p in text:
+            return True
+    return _A_GATE.search(text) is not None
+
+
 _TOKEN_SCAN = re.compile(
     r"(?P<pem>(?:-{2,5} ?)?BEGIN[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?(?: ?-{2,5})?)"
     r"|(?P<putty>PuTTY-User-Key-File-[0-9]+:)"
@@ -70,11 +86,21 @@ _TOKEN_SCAN = re.compile(
 _PEM_END = re.compile(r"END[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?(?: ?-{2,5})?")
 _PUTTY_END = re.compile(r"Private-MAC:[ \t]*[0-9A-Fa-f]*")
 
-# Gate 2: shapes anchored on a common character (":" or "."): each regex starts
-# with a character class, which the regex engine skips through quickly.
-_TELEGRAM = re.compile(r"[0-9]{5,16}:[A-Za-z0-9_\-]{34,}")
-_DISCORD = re.compile(r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}")
-_JWT = re.compile(r"(?<![A-Za-z0-9_\-])e[wy][A-Za-z0-9_\-]{6,}={0,2}\.[A-Za-z0-9_\-]+={0,2}(?:\.[A-Za-z0-9_\-+/=]*)?")
+# Gate 2: shapes anchored on a common character (":" or "."). Each regex starts with that
+# literal (the engine then skips to it at C speed); what must come before it is a fixed-width
+# lookbehind, and the start of the token is found by walking back in Python.
+_TELEGRAM = re.compile(r":(?<=[0-9]{5}:)[A-Za-z0-9_\-]{34,}")
+_DISCORD = re.compile(r"\.(?<=[A-Za-z0-9_\-]{24}\.)[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}")
+_JWT = re.compile(r"e[wy][A-Za-z0-9_\-]{6,}={0,2}\.[A-Za-z0-9_\-]+={0,2}(?:\.[A-Za-z0-9_\-+/=]*)?")
+_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def _back(text: str, at: int, chars: frozenset[str] | str, most: int) -> int:
+    """Where the run of ``chars`` that ends at ``at`` starts (at most ``most`` back)."""
+    start, low = at, max(0, at - most)
+    while start > low and text[start - 1] in chars:
+        start -= 1
+    return start
 
 
 def _is_jwt(token: str) -> bool:
@@ -89,26 +115,25 @@ def _is_jwt(token: str) -> bool:
 
 def token_spans(text: str, found: list[tuple[int, int, str]]) -> None:
     """Append (start, end, replacement) for every credential ``text`` spells by its shape."""
-    for prefix in _TOKEN_PREFIXES:
-        if prefix in text:
-            for m in _TOKEN_SCAN.finditer(text):
-                kind = m.lastgroup
-                if kind == "pem" or kind == "putty":
-                    end_m = (_PEM_END if kind == "pem" else _PUTTY_END).search(text, m.end())
-                    found.append((m.start(), end_m.end() if end_m is not None else len(text), REDACTED))
-                elif kind == "url" or kind == "cli":
-                    user_end = m.start(kind) + m.group(kind).index(":") + 1
-                    found.append((user_end, m.end(kind), REDACTED))
-                else:
-                    found.append((m.start(), m.end(), REDACTED))
-            break
+    if _may_hold_token(text):
+        for m in _TOKEN_SCAN.finditer(text):
+            kind = m.lastgroup
+            if kind == "pem" or kind == "putty":
+                end_m = (_PEM_END if kind == "pem" else _PUTTY_END).search(text, m.end())
+                found.append((m.start(), end_m.end() if end_m is not None else len(text), REDACTED))
+            elif kind == "url" or kind == "cli":
+                user_end = m.start(kind) + m.group(kind).index(":") + 1
+                found.append((user_end, m.end(kind), REDACTED))
+            else:
+                found.append((m.start(), m.end(), REDACTED))
     if ":" in text:
-        for m in _TELEGRAM.finditer(text):
-            found.append((m.start(), m.end(), REDACTED))
+        for m in _TELEGRAM.finditer(text):  # 5 to 16 digits, ":", 34+ token characters
+            found.append((_back(text, m.start(), "0123456789", 16), m.end(), REDACTED))
     if "." in text:
-        if "ey" in text or "ew" in text:
-            for m in _JWT.finditer(text):
-                if _is_jwt(m.group()):
-                    found.append((m.start(), m.end(), REDACTED))
-        for m in _DISCORD.finditer(text):
-            found.append((m.start(), m.end(), REDACTED))
+        for m in _JWT.finditer(text):
+            if (m.start() == 0 or text[m.start() - 1] not in _TOKEN_CHARS) and _is_jwt(m.group()):
+                found.append((m.start(), m.end(), REDACTED))
+        for m in _DISCORD.finditer(text):  # [MNO] and 23 to 25 more, ".", 6, ".", 27+
+            start = _back(text, m.start(), _TOKEN_CHARS, 26)
+            if text[start] in "MNO" and m.start() - start >= 24:
+                found.append((start, m.end(), REDACTED))

@@ -32,8 +32,8 @@ from typing import Any
 from ._secret_shapes import SHAPES, token_spans
 
 __all__ = [
-    "REDACTED", "SECRET_KEY_WORDS", "SHAPES", "is_secret_key", "scan_text", "redact_value", "redact_document",
-    "install_log_filter",
+    "REDACTED", "SECRET_KEY_WORDS", "SHAPES", "is_secret_key", "scan_text", "redact_value",
+    "install_log_filter", "RedactedStdout",
 ]
 
 REDACTED = "<redacted>"
@@ -335,9 +335,6 @@ def scan_text(text: str) -> str:
 # ------------------------------------------------------------------ structures
 
 _PLAIN = frozenset({int, float, bool, type(None)})
-# OTLP/JSON attributes ({"key": K, "value": {"stringValue": V}}) and Jaeger tags
-# ({"key": K, "type": T, "value": V}) name a value with a "key" entry, not a mapping key.
-_NAMED_VALUE_KEYS = ("value",)
 
 
 def redact_value(value: Any, _depth: int = 0) -> Any:
@@ -377,9 +374,25 @@ def _redacted_any_value(value: Any) -> Any:
     return REDACTED
 
 
-def redact_document(doc: Any) -> Any:
-    """An OTLP/JSON or Jaeger document, a trajectory or a results.json as parsed: :func:`redact_value`."""
-    return redact_value(doc)
+# ------------------------------------------------------------------ streams
+
+
+class RedactedStdout:
+    """``sys.stdout`` (whichever it is at the time of each write) with every write redacted.
+
+    The CLI's console writes through it: the data a command prints is redacted where it is
+    read already, and this is the backstop for any text that was not (a table cell, a label).
+    """
+
+    def write(self, text: str) -> int:
+        import sys
+
+        return sys.stdout.write(_scan(text) if len(text) >= 4 else text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, ...: the real stream's
+        import sys
+
+        return getattr(sys.stdout, name)
 
 
 # ------------------------------------------------------------------ logging

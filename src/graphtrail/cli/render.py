@@ -142,10 +142,11 @@ def answers_table(rows: Iterable[Mapping[str, Any]]) -> Table:
     for row in rows:
         correct = row.get("correct")
         mark = {True: Text("✓", style="green"), False: Text("✗", style="red")}.get(correct, Text("?", style="dim"))
+        answer = row.get("answer")
         table.add_row(
-            str(row.get("id")),
-            str(row.get("question", "")),
-            row.get("answer") if row.get("answer") is not None else Text("(no answer)", style="yellow"),
+            scan_text(str(row.get("id"))),
+            scan_text(str(row.get("question", ""))),
+            scan_text(str(answer)) if answer is not None else Text("(no answer)", style="yellow"),
             mark,
             str(row.get("steps", "")),
             str(len(row.get("citations") or [])),
