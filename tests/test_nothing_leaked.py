@@ -556,7 +556,6 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> Any:
                              {"GITHUB_STEP_SUMMARY": str(root / "step-summary.md")}),
             "compare table": (("compare", str(root / "inputs" / "edited"), "eval", "--out", "compare-reversed"), None),
             "report edited": (("report", str(root / "inputs" / "edited"), "--html", "--out", "report-edited"), None),
-            "annotate": (("annotate", "from-traces", "--otlp", endpoint), None),
             "traces": (("traces", str(foreign)), None),
             "traces jaeger": (("traces", str(foreign), "--format", "jaeger"), None),
             "traces otlp-json": (("traces", str(foreign), "--format", "otlp-json", "--output", "converted/otlp.json"), None),
@@ -569,6 +568,14 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> Any:
                                     "123456789:" + s["telegram"]), None),
             "usage questions path": (("eval", "-o", "x", "--kg", "countries", "-q", f"/nope/{s['aws-abia']}.jsonl"), None),
         })
+        # annotate re-sends what a results.json says: a hand-edited one, beside its questions-from-traces.jsonl
+        import shutil
+
+        shutil.copytree(root / "from-traces", root / "inputs" / "edited-ft")
+        ft_results = root / "inputs" / "edited-ft" / "results.json"
+        ft_results.write_text(json.dumps(_salt_strings(json.loads(ft_results.read_text(encoding="utf-8")), ("question", "name"), extra)),
+                              encoding="utf-8")
+        done |= probe.cli({"annotate": (("annotate", str(root / "inputs" / "edited-ft"), "--otlp", endpoint), None)})
         for name, (rc, _, err) in done.items():
             if name.startswith("usage"):
                 assert rc == 2 and "<redacted>" in err, (name, err)
