@@ -17,10 +17,10 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _graphtrail_logger_as_the_library_leaves_it() -> Iterator[None]:
-    # The library installs one filter on its logger, the redacting one (graphtrail._secrets), which
+    # The library installs one filter on its logger, the redacting one (graphtrail._secret_log), which
     # stays; the others are the CLI's. A module- or session-scoped fixture may have run the CLI
     # in-process before this test started, so clear them on the way in too.
-    from graphtrail._secrets import RedactingFilter, install_log_filter
+    from graphtrail._secret_log import RedactingFilter, install_log_filter
 
     logger = logging.getLogger("graphtrail")
     for installed in list(logger.filters):

@@ -45,7 +45,7 @@ SHAPES: tuple[str, ...] = (
 _UNDERSCORE_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "npm_", "k_live_", "k_test_")
 _DASH_PREFIXES = ("sk-", "xox", "XOX", "gl", "pypi-", "sq0", "-u", "PuTTY-User-Key-File-")  # "gl": glpat-, gldt-, ...
 _OTHER_PREFIXES = ("://", "BEGIN", "eyJ", "SG.", "hooks.slack.com", "softlayer.com", "GR1348941")
-_A_GATE = re.compile(r"A(?:KIA|SIA|BIA|CCA|3T|GPA|IDA|ROA|IPA|NPA|NVA|Iza|KC|P[0-9A-F]|C[0-9a-fA-F]{8})|SK[0-9a-fA-F]{8}")
+_A_GATE = re.compile(r"A(?:KIA|SIA|BIA|CCA|3T|GPA|IDA|ROA|IPA|NPA|NVA|Iza|KC|P[0-9A-F]|C[0-9a-zA-F]{8})|SK[0-9a-zA-F]{8}")
 
 
 def _may_hold_token(text: str) -> bool:

@@ -4,7 +4,7 @@ Every byte graphtrail prints, logs, writes, exports or labels goes through these
 rules (docs/spans.md, "Secrets"). They live here, in a leaf module with no
 dependency beyond the standard library, so that every exit can use them at no
 import cost: the CLI's usage errors (answered before the tracer loads), the
-logging filter on graphtrail's logger, the tracer's spans and metrics (via
+logging filter on graphtrail's logger (:mod:`graphtrail._secret_log`), the tracer's spans and metrics (via
 :mod:`graphtrail.tracer.redact`, which adds the user's own rule) and what
 ``compare`` and ``traces`` re-emit from files graphtrail did not write.
 
@@ -24,7 +24,6 @@ candidate matches.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -33,7 +32,7 @@ from ._secret_shapes import SHAPES, token_spans
 
 __all__ = [
     "REDACTED", "SECRET_KEY_WORDS", "SHAPES", "is_secret_key", "scan_text", "redact_value",
-    "install_log_filter", "RedactedStdout",
+    "RedactedStdout",
 ]
 
 REDACTED = "<redacted>"
@@ -393,42 +392,3 @@ class RedactedStdout:
         import sys
 
         return getattr(sys.stdout, name)
-
-
-# ------------------------------------------------------------------ logging
-
-
-class RedactingFilter(logging.Filter):
-    """Redacts every record logged on graphtrail's logger: its message and its arguments.
-
-    A filter on the ``graphtrail`` logger sees every record graphtrail logs (all of it
-    goes through that one logger), before any handler formats it, whoever configured
-    the handlers. The record is changed in place; it is never dropped.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            text = record.getMessage()
-            clean = _scan(text)
-            if clean != text:  # else the record stays as it is, for the filters after this one
-                record.msg, record.args = clean, None
-            if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
-                import traceback
-
-                record.exc_text = _scan("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
-        except Exception:  # noqa: BLE001 - a message that cannot be formatted is replaced, not leaked
-            record.msg, record.args = "graphtrail: a log message could not be redacted and was dropped", None
-        return True
-
-
-_filter = RedactingFilter()
-
-
-def install_log_filter(logger_name: str = "graphtrail") -> None:
-    """Put :class:`RedactingFilter` first on graphtrail's logger (once; cheap to call again)."""
-    log = logging.getLogger(logger_name)
-    if _filter not in log.filters:
-        log.filters.insert(0, _filter)
-
-
-install_log_filter()

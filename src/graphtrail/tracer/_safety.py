@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._secret_log import install_log_filter
 from .._secrets import scan_text as _core_scan
 
 logger = logging.getLogger("graphtrail")
@@ -19,8 +20,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # The built-in text rule until redact.py installs its own (the same rules): a warning is
-# never written unredacted, whichever module logs first. Importing the core (above) also
-# puts its filter on the "graphtrail" logger (every record logged there is redacted).
+# never written unredacted, whichever module logs first. And every record logged on the
+# "graphtrail" logger is redacted by a filter (graphtrail._secret_log).
+install_log_filter()
 _redact_text: Callable[[str], str] = _core_scan
 
 
