@@ -17,11 +17,17 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _graphtrail_logger_as_the_library_leaves_it() -> Iterator[None]:
-    # The library installs no filter on its logger; only the CLI does. A module- or session-scoped
-    # fixture may have run the CLI in-process before this test started, so clear them on the way in too.
+    # The library installs one filter on its logger, the redacting one (graphtrail._secret_log), which
+    # stays; the others are the CLI's. A module- or session-scoped fixture may have run the CLI
+    # in-process before this test started, so clear them on the way in too.
+    from graphtrail._secret_log import RedactingFilter, install_log_filter
+
     logger = logging.getLogger("graphtrail")
     for installed in list(logger.filters):
-        logger.removeFilter(installed)
+        if not isinstance(installed, RedactingFilter):
+            logger.removeFilter(installed)
+    install_log_filter()
     yield
     for installed in list(logger.filters):
-        logger.removeFilter(installed)
+        if not isinstance(installed, RedactingFilter):
+            logger.removeFilter(installed)

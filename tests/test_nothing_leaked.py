@@ -351,3 +351,294 @@ def test_a_full_disk_and_a_read_only_one_are_one_line_naming_the_file(tiny_disk:
     errors = [line for line in proc.stderr.splitlines() if "runs (" not in line]
     assert proc.returncode != 0 and len(errors) == 1, proc.stderr
     assert "read-only" in errors[0] and str(tiny_disk / "o") in errors[0]
+
+
+# ---------------------------------------------------------------- issue 29: every published shape through every exit
+#
+# One module-scoped probe writes every shape (tests/secret_agent.py: SHAPES) into every input
+# graphtrail reads -- questions, a hand-edited results.json, a trace file from "another
+# producer" (raw secrets in its questions, answers and attributes), command-line values, a
+# provider's model name, a tool's error -- and keeps every byte that leaves: each command's
+# stdout and stderr, every file it writes, the OTLP bodies a loopback collector receives,
+# the logger's output and a /metrics scrape. The tests then grep those bytes for each
+# planted secret and run detect-secrets, all plugins, over them.
+
+
+def _all_shapes_text() -> str:
+    from tests.secret_agent import SHAPES as ALL
+
+    return " | ".join(text for text, _ in ALL.values())
+
+
+def _planted() -> dict[str, str]:
+    from tests.secret_agent import SHAPES as ALL
+
+    return {name: secret for name, (_, secret) in ALL.items()}
+
+
+def _salt_strings(value: Any, keys: tuple[str, ...], extra: str) -> Any:
+    """``value`` with ``extra`` appended to every string under one of ``keys`` (a hand-edited file)."""
+    if isinstance(value, dict):
+        return {k: (v + " " + extra if k in keys and isinstance(v, str) else _salt_strings(v, keys, extra)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_salt_strings(v, keys, extra) for v in value]
+    return value
+
+
+def _foreign_trace(src: Path, dst: Path, extra: str) -> None:
+    """A trace file from "another producer": raw secrets in questions, answers and attributes."""
+    lines = []
+    for line in src.read_text(encoding="utf-8").splitlines():
+        doc = json.loads(line)
+        for rs in doc.get("resourceSpans", []):
+            for ss in rs.get("scopeSpans", []):
+                for span in ss.get("spans", []):
+                    for attr in span.get("attributes", []):
+                        if attr["key"] in ("graphtrail.question", "graphtrail.answer"):
+                            attr["value"] = {"stringValue": attr["value"].get("stringValue", "") + " " + extra}
+                        elif attr["key"] in ("graphtrail.citations", "graphtrail.provenance.unsupported_citations"):
+                            # a cited id no tool revealed, spelling a key id: `traces stats` lists such runs
+                            attr["value"] = {"stringValue": json.dumps([_planted()["aws-akia"]])}
+                    span["attributes"] += [
+                        {"key": "password", "value": {"stringValue": "pw-Foreign77x"}},
+                        {"key": "http.request.header.authorization", "value": {"stringValue": "Bearer fOrEiGn0123456789"}},
+                        {"key": "app.note", "value": {"stringValue": extra}},
+                    ]
+        lines.append(json.dumps(doc))
+    dst.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+_RUNNER = """
+import contextlib, io, json, os, sys
+from graphtrail.cli.main import main
+
+calls = json.loads(sys.argv[1])
+codes = {}
+for name, args, env in calls:
+    out, err = io.StringIO(), io.StringIO()
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            codes[name] = main(args)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    codes[name] = [codes[name], out.getvalue(), err.getvalue()]
+print(json.dumps(codes))
+"""
+
+
+class _Probe:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.streams: dict[str, bytes] = {}  # stdout/stderr of each command, logger output, scrapes
+        self.otlp: list[bytes] = []
+
+    def cli(self, calls: dict[str, tuple[tuple[str, ...], dict[str, str] | None]]) -> dict[str, tuple[int, str, str]]:
+        """Run the commands one after the other in one interpreter (each through the CLI's ``main``,
+        its stdout and stderr captured apart): one start-up instead of one per command."""
+        env = {**os.environ, "PYTHONPATH": str(Path(graphtrail.__file__).resolve().parents[1])}
+        env.pop("OTEL_EXPORTER_OTLP_COMPRESSION", None)
+        payload = json.dumps([[name, list(args), extra or {}] for name, (args, extra) in calls.items()])
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, payload], capture_output=True, text=True, env=env, cwd=self.root, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        self.streams["runner stderr"] = proc.stderr.encode()  # anything written past the redirection
+        done = {name: (rc, out, err) for name, (rc, out, err) in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
+        (self.root / "streams").mkdir(exist_ok=True)  # kept beside the files, to read when a test fails
+        for name, (rc, out, err) in done.items():
+            self.streams[f"{name} stdout"], self.streams[f"{name} stderr"] = out.encode(), err.encode()
+            (self.root / "streams" / f"{name.replace('/', '_')}.out").write_text(f"exit {rc}\n{out}\n---- stderr\n{err}", encoding="utf-8")
+        return done
+
+    def files(self) -> dict[str, bytes]:
+        return {str(p.relative_to(self.root)): p.read_bytes() for p in self.root.rglob("*")
+                if p.is_file() and "inputs" not in p.parts and "streams" not in p.parts}
+
+    def everything(self) -> dict[str, bytes]:
+        return {**self.files(), **self.streams, "otlp": b"".join(self.otlp)}
+
+
+def _library_exits(probe: _Probe, endpoint: str) -> None:
+    """In this process: a provider reporting a token as its model name (spans, OTLP, trajectories,
+    Prometheus labels), and an evaluation whose tool error quotes a token (the coverage warning)."""
+    import io
+    import logging
+    import urllib.request
+
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    from graphtrail import agents, evaluators
+    from graphtrail.agents import load_questions
+    from tests.fakes import ScriptedChatModel, tool_call
+    from tests.secret_agent import SHAPES as ALL
+    from tests.servers import free_port
+
+    log = io.StringIO()
+    handler = logging.StreamHandler(log)
+    logging.getLogger("graphtrail").addHandler(handler)
+    model_token, tool_token = ALL["openai-proj"][1], ALL["github-pat"][1]
+
+    @tool
+    def connect(dsn: str) -> str:
+        """Connect to a database."""
+        raise ConnectionError(f"could not connect with {tool_token} ({ALL['ghp'][1]})")
+
+    try:
+        graphtrail.configure(exporter=["otlp", "jsonl"], endpoint=endpoint, path=probe.root / "lib" / "spans.jsonl",
+                             metrics="prometheus", prometheus_port=free_port())
+        from graphtrail.tracer.metrics import prometheus_address
+
+        with graphtrail.capture() as cap:
+            model = ScriptedChatModel(script=[AIMessage(content=f"done {ALL['telegram'][0]}")], model_name=model_token)
+            graphtrail.trace_agent(create_agent(model, []), name="probe").invoke({"messages": [("user", "hi")]})
+        host, port = prometheus_address()  # type: ignore[misc]
+        with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10) as resp:
+            probe.streams["/metrics"] = resp.read()
+        probe.streams["trajectories (library)"] = "\n".join(t.model_dump_json() for t in cap.trajectories).encode()
+        assert b"graphtrail_runs" in probe.streams["/metrics"]
+
+        failing = create_agent(ScriptedChatModel(script=[AIMessage(content="", tool_calls=[tool_call("connect", {"dsn": "db"}, "c1")])],
+                                                 model_name="m"), [connect])
+        q = load_questions("countries-demo")[0]
+        evaluators.evaluate(failing, [q], kg=agents.load_kg("countries"), conditions=["baseline", "cited_removal"], trials=1,
+                            out_dir=probe.root / "lib" / "eval", progress=False)
+    finally:
+        graphtrail.configure(exporter="none", metrics="none")
+        logging.getLogger("graphtrail").removeHandler(handler)
+    probe.streams["graphtrail logger"] = log.getvalue().encode()
+    assert "failed with an error" in log.getvalue() or "Invalid results" in log.getvalue(), log.getvalue()[-2000:]
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    import http.server
+    import threading
+
+    from graphtrail.agents import load_questions
+    from tests.test_redaction import _Collector
+
+    root = tmp_path_factory.mktemp("leak-probe")
+    probe = _Probe(root)
+    extra = _all_shapes_text()
+    (root / "inputs").mkdir()
+    questions = root / "inputs" / "q.jsonl"
+    rows = [q.model_dump(mode="json") for q in load_questions("countries-demo")[:2]]
+    questions.write_text("\n".join(json.dumps({**r, "question": r["question"] + " (" + extra + ")"}) for r in rows) + "\n", encoding="utf-8")
+
+    _Collector.bodies = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        first = probe.cli({
+            "run": (("run", "--kg", "countries", "-q", str(questions), "-o", "run", "--otlp", endpoint), None),
+            "eval": (("eval", "--kg", "countries", "-q", str(questions), "-o", "eval", "--conditions", "baseline,cited_removal"), None),
+        })
+        assert all(rc == 0 for rc, _, _ in first.values()), first
+        # inputs graphtrail did not write: a hand-edited results.json and another producer's traces
+        edited = _salt_strings(json.loads((root / "eval" / "results.json").read_text(encoding="utf-8")),
+                               ("baseline_answer", "answer", "name", "fidelity_note", "agent", "model"), extra)
+        (root / "inputs" / "edited").mkdir()
+        (root / "inputs" / "edited" / "results.json").write_text(json.dumps(edited), encoding="utf-8")
+        foreign = root / "inputs" / "foreign.jsonl"
+        _foreign_trace(root / "run" / "traces.jsonl", foreign, extra)
+        s = _planted()
+        done = probe.cli({
+            "eval --from-traces": (("eval", "--kg", "countries", "--from-traces", str(foreign), "-o", "from-traces"), None),
+            # json writes compare.{md,json,html} and appends the Markdown to the step summary; table prints
+            "compare json": (("compare", "eval", str(root / "inputs" / "edited"), "--format", "json", "--out", "compare"),
+                             {"GITHUB_STEP_SUMMARY": str(root / "step-summary.md")}),
+            "compare table": (("compare", str(root / "inputs" / "edited"), "eval", "--out", "compare-reversed"), None),
+            "report edited": (("report", str(root / "inputs" / "edited"), "--html", "--out", "report-edited"), None),
+            "traces": (("traces", str(foreign)), None),
+            "traces jaeger": (("traces", str(foreign), "--format", "jaeger"), None),
+            "traces otlp-json": (("traces", str(foreign), "--format", "otlp-json", "--output", "converted/otlp.json"), None),
+            "traces stats": (("traces", "stats", str(foreign), "--json", "stats/stats.json", "--html", "stats/stats.html"), None),
+            # usage errors, answered before anything heavy loads
+            "usage --trials": (("eval", "--trials", s["ghp"]), None),
+            "usage --alpha": (("compare", "--alpha", s["github-pat"], "a", "b"), None),
+            "usage --model": (("eval", "-o", "x", "--kg", "countries", "-q", "countries-demo", "--model", f"{s['openai-proj']}:x"), None),
+            "usage --conditions": (("eval", "-o", "x", "--kg", "countries", "-q", "countries-demo", "--conditions",
+                                    "123456789:" + s["telegram"]), None),
+            "usage questions path": (("eval", "-o", "x", "--kg", "countries", "-q", f"/nope/{s['aws-abia']}.jsonl"), None),
+        })
+        # annotate re-sends what a results.json says: a hand-edited one, beside its questions-from-traces.jsonl
+        import shutil
+
+        shutil.copytree(root / "from-traces", root / "inputs" / "edited-ft")
+        ft_results = root / "inputs" / "edited-ft" / "results.json"
+        ft_results.write_text(json.dumps(_salt_strings(json.loads(ft_results.read_text(encoding="utf-8")), ("question", "name"), extra)),
+                              encoding="utf-8")
+        done |= probe.cli({"annotate": (("annotate", str(root / "inputs" / "edited-ft"), "--otlp", endpoint), None)})
+        for name, (rc, _, err) in done.items():
+            if name.startswith("usage"):
+                assert rc == 2 and "<redacted>" in err, (name, err)
+            else:
+                assert rc == 0, (name, err[-2000:])
+        _library_exits(probe, endpoint)
+    finally:
+        server.shutdown()
+        server.server_close()
+    probe.otlp = list(_Collector.bodies)
+    return probe
+
+
+@pytest.mark.timeout(900)  # the probe runs every command once (module-scoped), on a shared machine
+def test_the_probe_reached_every_exit(probe: Any) -> None:
+    """The bytes scanned below are real outputs of each exit, holding the probe's text (so a scan can fail)."""
+    files = probe.files()
+    for name in ("run/traces.jsonl", "eval/results.json", "eval/report.md", "report-edited/report.html", "compare/compare.md",
+                 "compare/compare.json", "compare/compare.html", "step-summary.md", "from-traces/results.json",
+                 "converted/otlp.json", "stats/stats.json", "stats/stats.html", "lib/spans.jsonl"):
+        assert name in files and files[name], name
+    assert b"redacted&gt;" in files["compare/compare.md"] or b"redacted>" in files["compare/compare.md"]
+    assert b"<redacted>" in files["stats/stats.json"]
+    assert b"<redacted>" in probe.streams["traces stdout"] and b"<redacted>" in probe.streams["traces jaeger stdout"]
+    assert probe.otlp and b"invoke_agent" in b"".join(probe.otlp)
+    assert b"gen_ai_request_model" in probe.streams["/metrics"] or b"gen_ai_agent_name" in probe.streams["/metrics"]
+
+
+@pytest.mark.timeout(900)  # the probe runs every command once (module-scoped), on a shared machine
+def test_no_planted_secret_in_any_byte_of_any_exit(probe: Any) -> None:
+    planted = {**_planted(), "foreign-password": "pw-Foreign77x", "foreign-bearer": "fOrEiGn0123456789"}
+    leaks = []
+    for where, data in probe.everything().items():
+        for name, secret in planted.items():
+            for form in (secret, json.dumps(secret)[1:-1]):
+                if form.encode() in data:
+                    leaks.append(f"{name} in {where}")
+    assert leaks == [], leaks
+
+
+def _id_like(value: str | None) -> bool:
+    """A span or trace id (16 or 32 hex digits) or a content hash graphtrail made (sha256: the graph's and the
+    questions' fingerprints): the only strings detect-secrets' hex-entropy plugin may flag."""
+    import re
+
+    return bool(value) and re.fullmatch(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{64}", value or "") is not None
+
+
+@pytest.mark.timeout(900)  # the probe runs every command once (module-scoped), on a shared machine
+def test_detect_secrets_with_all_plugins_finds_nothing_in_any_exit(probe: Any, tmp_path: Path) -> None:
+    pytest.importorskip("detect_secrets")
+    from detect_secrets import SecretsCollection
+    from detect_secrets.settings import default_settings
+
+    findings = []
+    with default_settings() as settings:
+        assert len(settings.plugins) >= 27  # every plugin detect-secrets ships (1.5: 27)
+        for i, (where, data) in enumerate(probe.everything().items()):
+            suffix = Path(where).suffix if Path(where).suffix in (".json", ".jsonl", ".md", ".html", ".txt") else ".txt"
+            path = tmp_path / f"{i}{suffix}"
+            path.write_bytes(data)
+            found = SecretsCollection()
+            found.scan_file(str(path))
+            findings += [(where, s.type, s.secret_value) for _, s in found
+                         if not (s.type == "Hex High Entropy String" and _id_like(s.secret_value))]
+    assert findings == [], findings

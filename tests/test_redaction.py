@@ -327,3 +327,98 @@ def test_secret_scan_of_every_exported_byte(tmp_path: Path) -> None:
         for name, secret in SECRETS.items():
             for form in (secret, json.dumps(secret)[1:-1]):
                 assert form.encode() not in data, f"secret {name!r} leaked into {where}"
+
+
+# ---------------------------------------------------------------------------- issue 29: every published shape, every exit
+
+
+from tests.secret_agent import SHAPES as PUBLISHED  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_every_published_shape_is_redacted(name: str) -> None:
+    text, secret = PUBLISHED[name]
+    out = redact_text(text)
+    assert secret not in out and REDACTED in out
+    assert redact_text(f"before {text} after").startswith("before ")  # found inside other text too
+
+
+def test_detect_secrets_flags_the_raw_shapes_and_nothing_once_redacted() -> None:
+    """The shapes are the detector's own: it flags the raw texts (so the check can fail) and finds
+    nothing in what graphtrail keeps (its regex and keyword plugins; entropy flags any word of a line)."""
+    pytest.importorskip("detect_secrets")
+    from detect_secrets.core.scan import scan_line
+    from detect_secrets.settings import default_settings
+
+    def found(text: str) -> list[str]:
+        return [s.type for s in scan_line(text) if "High Entropy" not in s.type]
+
+    with default_settings():
+        flagged = {name for name, (text, _) in PUBLISHED.items() if found(text)}
+        assert {"pgp", "putty", "ssh2", "openssh", "twilio-sk", "telegram", "discord", "mailchimp", "aws-abia", "jwt"} <= flagged
+        assert {name: found(redact_text(text)) for name, (text, _) in PUBLISHED.items() if found(redact_text(text))} == {}
+
+
+def test_jwts_are_recognised_by_structure_not_by_their_payload() -> None:
+    opaque = PUBLISHED["jwt-opaque-payload"][0]
+    assert not opaque.split(".")[1].startswith("eyJ") and redact_text(f"t={opaque}") == f"t={REDACTED}"
+    assert redact_text("the eyes.of.the world, ewes.graze.here") == "the eyes.of.the world, ewes.graze.here"
+
+
+def test_ordinary_text_near_the_new_shapes_is_kept() -> None:
+    for text in ["ACME API keys are great", "SKU 12345", "version 1.2.3 of key.value.store", "12345:abc", "time 12:30:45",
+                 "BEGIN the migration", '{"key": "Q42"}', "Mongolia (E0479) borders China"]:
+        assert redact_text(text) == text
+
+
+def test_attribute_lists_of_foreign_trace_documents_are_read_by_name() -> None:
+    from graphtrail._secrets import redact_value
+
+    doc = {"attributes": [{"key": "db.password", "value": {"stringValue": "hunter2x"}},
+                          {"key": "user", "value": {"stringValue": "alice"}},
+                          {"key": "note", "type": "string", "value": "Bearer abcDEF1234567890"}]}
+    out = redact_value(doc)
+    assert out["attributes"][0] == {"key": "db.password", "value": {"stringValue": REDACTED}}
+    assert out["attributes"][1] == doc["attributes"][1] and "abcDEF1234567890" not in json.dumps(out)
+
+
+def test_graphtrails_logger_redacts_every_record(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    token = PUBLISHED["github-pat"][1]
+    with caplog.at_level(logging.WARNING, logger="graphtrail"):
+        logging.getLogger("graphtrail").warning("graphtrail: could not connect with %s", token)
+        logging.getLogger("graphtrail").warning("graphtrail: login password=%s failed", "hunter2x")  # split by the template
+        logging.getLogger("graphtrail").warning("graphtrail: %s of %d", "plain", 3)
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages[0] == f"graphtrail: could not connect with {REDACTED}" and "hunter2x" not in messages[1]
+    assert caplog.records[2].args == ("plain", 3)  # nothing to redact: the record is left as it was
+
+
+def test_a_usage_error_is_redacted_without_loading_the_tracer() -> None:
+    token = PUBLISHED["ghp"][1]
+    code = (
+        "import sys\nfrom graphtrail.cli.main import main\n"
+        f"rc = main(['eval', '--trials', {token!r}])\n"
+        "print(rc, 'graphtrail.tracer' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.stdout.split() == ["2", "False"], proc.stderr
+    assert token not in proc.stderr and REDACTED in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_model_name_a_provider_reports_is_redacted_in_spans_and_trajectories(memory: Any) -> None:
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+
+    from tests.fakes import ScriptedChatModel
+
+    token = PUBLISHED["openai-proj"][1]
+    model = ScriptedChatModel(script=[AIMessage(content="done")], model_name=token)
+    with graphtrail.capture() as cap:
+        graphtrail.trace_agent(create_agent(model, [])).invoke({"messages": [("user", "hi")]})
+    spans = list(get_memory_exporter().get_finished_spans())
+    dumped = _dump_spans(spans) + " ".join(s.name for s in spans) + "\n".join(t.model_dump_json() for t in cap.trajectories)
+    assert "gen_ai.response.model" in dumped and f"chat {REDACTED}" in dumped
+    assert token not in dumped

@@ -95,7 +95,10 @@ def verdicts_of(results: Path) -> list[Verdict]:
     from graphtrail.evaluators.replay.fromtraces import production_links
 
     results, questions_file = _resolve(results)
+    from graphtrail.tracer.redact import redact
+
     report = load_report(results)
+    report = type(report).model_validate(redact(report.to_dict()))  # a results.json may be hand-edited: it is re-sent
     production: dict[str, list[tuple[str, str]]] = {}
     for lineno, line in enumerate(questions_file.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():

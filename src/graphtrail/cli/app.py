@@ -49,7 +49,9 @@ def _root(
 def _console() -> Any:
     from rich.console import Console
 
-    return Console()
+    from graphtrail._secrets import RedactedStdout
+
+    return Console(file=RedactedStdout())  # what a command prints goes through the redactor too
 
 
 # ----------------------------------------------------------------------- options

@@ -90,7 +90,9 @@ def run_compare(
             also = ", ".join(p.name for k, p in paths.items() if k != "html")
             console.print(f"comparison  {paths.get('html', paths['json'])}  (also {also})", soft_wrap=True, highlight=False)
     if not gate.ok:
+        from graphtrail._secrets import scan_text
+
         for outcome in gate.broken:
-            print(f"graphtrail: rule broken: {outcome.rule.text}: {' '.join(outcome.detail.split())}", file=sys.stderr)
+            print(scan_text(f"graphtrail: rule broken: {outcome.rule.text}: {' '.join(outcome.detail.split())}"), file=sys.stderr)
         return EXIT_RULE_BROKEN
     return 0

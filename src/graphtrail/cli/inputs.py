@@ -78,7 +78,9 @@ def load_kg_arg(value: str) -> Any:
         kg = load_kg(value)
     for w in caught:  # one line each, like errors; other warnings go on as usual
         if issubclass(w.category, KGWarning):
-            print(f"graphtrail: warning: {w.message}", file=sys.stderr)
+            from graphtrail._secrets import scan_text
+
+            print(scan_text(f"graphtrail: warning: {w.message}"), file=sys.stderr)
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return kg

@@ -21,13 +21,12 @@ __all__ = ["main", "suggest_option", "usage_message"]
 
 def _say(message: str) -> None:
     # Plain print, not rich: rich would wrap a long message over several lines. An error
-    # message may quote an input (a URL, a question): the same redaction as every file,
-    # once the tracer is loaded (any command that read an input has loaded it; importing it
-    # only for a usage error would cost seconds).
-    redact = sys.modules.get("graphtrail.tracer.redact")
-    if redact is not None:
-        message = redact.redact_text(message)
-    print(" ".join(message.split()), file=sys.stderr)
+    # message may quote an input (a URL, a question, a token pasted as an option's value):
+    # the same rules as every file, from the stdlib-only core (a usage error is answered
+    # before the tracer loads, and importing it for one would cost seconds).
+    from graphtrail._secrets import scan_text
+
+    print(scan_text(" ".join(message.split())), file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -510,6 +510,8 @@ def show_traces(
     conditions: list[str] | None = None,
     questions: list[str] | None = None,
 ) -> None:
+    from graphtrail._secrets import redact_value, scan_text
+
     from .runtags import condition_counts, describe_tags, filter_runs, root_tags, tags_of
     from .tracefiles import keep_traces, merge_otlp, otlp_documents, otlp_to_jaeger, read_json_records
 
@@ -532,12 +534,13 @@ def show_traces(
         counts = condition_counts(g for _, g in tagged)
         if counts:
             summary += "; by condition: " + ", ".join(f"{c} {n}" for c, n in counts.items())
-        console.print(summary, markup=False)
+        console.print(scan_text(summary), markup=False)  # condition names come from the file
         return
     docs = otlp_documents(records, file)
     if limit or conditions or questions:
         docs = keep_traces(docs, set(_chosen_traces(records, docs, file, limit=limit, conditions=conditions, questions=questions)))
     converted = otlp_to_jaeger(docs) if fmt == "jaeger" else merge_otlp(docs)
+    converted = redact_value(converted)  # spans from another producer are re-emitted: graphtrail's rules apply
     text = json.dumps(converted, ensure_ascii=False, indent=None if output is None else 1)
     if output is None:
         print(text)

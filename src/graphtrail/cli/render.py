@@ -17,6 +17,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from graphtrail._secrets import redact_value, scan_text
+
 __all__ = ["trajectory_panel", "kg_info_tables", "answers_table", "conditions_table", "short_args"]
 
 
@@ -30,12 +32,24 @@ def _entity_label(entity_id: str, names: Mapping[str, str]) -> str:
     return f"{name} ({entity_id})" if name and name != entity_id else entity_id
 
 
+def _redacted(traj: Any) -> Any:
+    dump = getattr(traj, "model_dump", None)
+    if dump is None:
+        return traj
+    data = dump(mode="json")
+    clean = redact_value(data)
+    return traj if clean == data else type(traj).model_validate(clean)
+
+
 def trajectory_panel(traj: Any, max_entities: int = 6, label: str = "") -> Panel:
     """One trajectory: question, every tool step with the entities it revealed, answer and citations.
 
     ``label`` (e.g. ``uncited_removal · countries-0111 · trial 0``) goes in the title, so replays of
     one question under different conditions can be told apart.
+
+    Shown redacted (graphtrail._secrets): ``traces`` reads files other producers wrote.
     """
+    traj, label = _redacted(traj), scan_text(label) if label else label
     names = traj.entity_names
     cited = set(traj.citations)
     steps = Table(box=None, show_header=True, header_style="bold", pad_edge=False, expand=False)
@@ -128,10 +142,11 @@ def answers_table(rows: Iterable[Mapping[str, Any]]) -> Table:
     for row in rows:
         correct = row.get("correct")
         mark = {True: Text("✓", style="green"), False: Text("✗", style="red")}.get(correct, Text("?", style="dim"))
+        answer = row.get("answer")
         table.add_row(
-            str(row.get("id")),
-            str(row.get("question", "")),
-            row.get("answer") if row.get("answer") is not None else Text("(no answer)", style="yellow"),
+            scan_text(str(row.get("id"))),
+            scan_text(str(row.get("question", ""))),
+            scan_text(str(answer)) if answer is not None else Text("(no answer)", style="yellow"),
             mark,
             str(row.get("steps", "")),
             str(len(row.get("citations") or [])),

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
 
-__all__ = ["traces_stats", "load_trajectories"]
+__all__ = ["traces_stats", "load_trajectories", "shown_stats"]
 
 
 def load_trajectories(source: Path | None, *, jaeger: str | None, service: str | None, since: str | None) -> tuple[list[Any], str]:
@@ -45,7 +46,7 @@ def traces_stats(*, source: Path | None, jaeger: str | None, service: str | None
     if by not in ("auto", "hour", "day"):
         raise InputError(f"--by {by!r} is not a period", "use --by hour, --by day or --by auto")
     trajectories, label = load_trajectories(source, jaeger=jaeger, service=service, since=since)
-    stats = compute_stats(trajectories, source=label, bucket=by, top=top, include_replays=include_replays)
+    stats = shown_stats(compute_stats(trajectories, source=label, bucket=by, top=top, include_replays=include_replays))
     if not stats.runs:
         where = "in that window" if jaeger else f"in {source}"
         hint = ("check --service (Jaeger's service picker lists them) and --since" if jaeger
@@ -66,3 +67,45 @@ def traces_stats(*, source: Path | None, jaeger: str | None, service: str | None
         files["statistics (HTML)"] = html
     if files:
         print_files(console, files)
+
+
+@dataclass(frozen=True)
+class _ShownRun:
+    """What the statistics print of one run, redacted (a trace file may come from any producer)."""
+
+    trace_id: str | None
+    span_id: str | None
+    question: str | None
+    answer: str | None
+    status: str
+    start_time: float | None
+    visited_uncited: list[str]
+    metadata: dict[str, Any]
+
+
+def shown_stats(stats: Any) -> Any:
+    """``stats`` with every text it prints or writes (stdout, ``--json``, ``--html``) redacted.
+
+    Only the fields the statistics show are copied and scanned, not whole trajectories
+    (tool outputs are never shown here, and scanning them would cost more than the rest).
+    """
+    from dataclasses import replace
+
+    from graphtrail._secrets import scan_text
+
+    from .tracestats import RunView
+
+    def text(value: Any) -> Any:
+        return scan_text(value) if isinstance(value, str) else value
+
+    runs = []
+    for r in stats.runs:
+        t = r.trajectory
+        view = _ShownRun(text(t.trace_id), text(t.span_id), text(t.question), text(t.answer), text(t.status), t.start_time,
+                         [text(e) for e in t.visited_uncited], t.metadata)
+        signals = r.signals
+        if signals.unsupported_citations:
+            signals = signals.model_copy(update={"unsupported_citations": [text(c) for c in signals.unsupported_citations]})
+        runs.append(RunView(view, signals))
+    names = {text(k): text(v) for k, v in stats.names.items()}
+    return replace(stats, source=text(stats.source), runs=runs, names=names)

@@ -252,6 +252,9 @@ def _guard_coverage(report: Any, strict: bool) -> None:
     text = warning_text(report)
     if text is None:
         return
+    from ..tracer.redact import redact_text
+
+    text = redact_text(text)  # it quotes the first tool error, which may quote a credential
     if strict:  # the exception says it; a log line as well would print it twice
         raise CoverageError(text, report)
     logging.getLogger("graphtrail").warning("graphtrail: %s", text)

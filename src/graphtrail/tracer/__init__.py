@@ -4,7 +4,7 @@ The tracer does not import :mod:`graphtrail.agents`: it works on anyone's agent.
 See docs/spans.md for every span and attribute.
 
 Imports: LangChain, OpenTelemetry and, from graphtrail, only the leaf modules
-``_version``, ``_lines`` and ``_display``; never ``graphtrail`` itself,
+``_version``, ``_lines``, ``_display`` and ``_secrets``; never ``graphtrail`` itself,
 :mod:`graphtrail.kg`, :mod:`graphtrail.agents` or :mod:`graphtrail.evaluators`.
 Inside, a recorded run flows one way: ``handler`` (LangChain callbacks ->
 records) -> ``roots`` and ``spans`` (records -> spans, Steps, ModelCalls,

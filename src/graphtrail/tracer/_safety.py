@@ -8,6 +8,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._secret_log import install_log_filter
+from .._secrets import scan_text as _core_scan
+
 logger = logging.getLogger("graphtrail")
 
 _warned: set[str] = set()
@@ -16,7 +19,11 @@ _warned_lock = threading.Lock()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-_redact_text: Callable[[str], str] = str
+# The built-in text rule until redact.py installs its own (the same rules): a warning is
+# never written unredacted, whichever module logs first. And every record logged on the
+# "graphtrail" logger is redacted by a filter (graphtrail._secret_log).
+install_log_filter()
+_redact_text: Callable[[str], str] = _core_scan
 
 
 def set_message_redactor(fn: Callable[[str], str]) -> None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._safety import warn_once
+from .redact import redact_name
 
 __all__ = [
     "METRICS",
@@ -314,7 +315,7 @@ def _attrs(**values: Any) -> dict[str, Any]:
     key = tuple(values.items())
     cached = _state.attrs_cache.get(key)
     if cached is None:
-        cached = {k: v for k, v in values.items() if v is not None}
+        cached = {k: (redact_name(v) if type(v) is str else v) for k, v in values.items() if v is not None}  # label values leave too
         if len(_state.attrs_cache) < 4096:  # low-cardinality by design; a bound in case a caller is not
             _state.attrs_cache[key] = cached
     return cached

@@ -51,7 +51,7 @@ from .genai import (
     provider_name,
 )
 from .records import ROOT_KINDS, RootRecord, RunRecord, StepRow, is_control_flow
-from .redact import record_exception, redact, redact_entities
+from .redact import record_exception, redact, redact_entities, redact_name
 from .trajectory import ModelCall, Step
 
 
@@ -264,7 +264,7 @@ def _emit_chat(run: RunRecord, end_ns: int, model_calls: list[ModelCall] | None)
     meta = run.metadata or {}
     params = run.params or {}
     model = meta.get("ls_model_name") or params.get("model") or params.get("model_name")
-    model = str(model) if model else None
+    model = redact_name(str(model)) if model else None  # a name is any string a caller or provider gave
     chat = run.kind == "chat"
     operation = "chat" if chat else "text_completion"
     attrs: dict[str, Any] = {
@@ -277,7 +277,7 @@ def _emit_chat(run: RunRecord, end_ns: int, model_calls: list[ModelCall] | None)
         attrs[A.LLM_MODEL_NAME] = model
     provider = meta.get("ls_provider")
     if isinstance(provider, str) and provider:
-        attrs[A.GEN_AI_PROVIDER_NAME] = provider_name(provider)
+        attrs[A.GEN_AI_PROVIDER_NAME] = redact_name(provider_name(provider))
     node, step = _graph_attrs(attrs, meta)
     sent = run.inputs  # chat: the message list; completion: the prompt
     full = root.content == "full" and not root.spanless  # the content attributes only a span carries
@@ -301,6 +301,7 @@ def _emit_chat(run: RunRecord, end_ns: int, model_calls: list[ModelCall] | None)
     in_tok, out_tok = _usage(message, getattr(response, "llm_output", None))
     response_meta = getattr(message, "response_metadata", None) or {}
     response_model = response_meta.get("model_name") or response_meta.get("model")
+    response_model = redact_name(str(response_model)) if response_model else None
     calls = [c.get("name", "") for c in (getattr(message, "tool_calls", None) or []) if type(c) is dict or isinstance(c, Mapping)]
     attrs[A.TOOL_CALLS] = dumps(calls)
     if isinstance(in_tok, int):

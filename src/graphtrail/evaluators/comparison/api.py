@@ -104,5 +104,10 @@ def compare(base: Any, new: Any, *, alpha: float = 0.05, n_boot: int = 2000, see
     conditions, dropped_c = pair_conditions(base_report, new_report)
     data = build_comparison(base_report, new_report, b_side, n_side, pairs, conditions, alpha=alpha, n_boot=n_boot, seed=seed)
     data.differs, data.notes, data.dropped = differs, notes, dropped_q + dropped_c
-    return Comparison.model_validate(data.model_dump())
+    # Every output (terminal, Markdown, JSON, HTML, the step summary) is drawn from this one
+    # redacted copy: a results.json may be hand-edited or older than the rules, and its
+    # questions, answers, names and errors are re-emitted (the same rules as report.md).
+    from ...tracer.redact import redact
+
+    return Comparison.model_validate(redact(data.model_dump()))
 
