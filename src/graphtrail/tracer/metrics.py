@@ -10,7 +10,9 @@ conventions' instruments where they exist (``gen_ai.client.operation.duration``,
 signals (:mod:`.provenance`). Per-tool latency is left to the spans: a histogram
 observation per tool call would cost more than the rest together. Attributes are low-cardinality on purpose (agent
 name, model, provider, status, tool name, error type): never ids, questions or
-entities, which belong on spans. docs/production.md lists every instrument.
+entities, which belong on spans; and each has a bound on its distinct values,
+past which values are recorded as ``other`` (:mod:`.cardinality`).
+docs/production.md lists every instrument and bound.
 
 Recording happens once per run, when it ends, from facts the handler kept
 (:class:`RunFacts`), in the same pass that builds the spans; with
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._safety import warn_once
+from .cardinality import MAX_RUN_NAMES, Labels
 
 __all__ = [
     "METRICS",
@@ -75,8 +78,13 @@ _COUNTERS: dict[str, tuple[str, str]] = {
 class _Instruments:
     """Every instrument graphtrail records, created once per MeterProvider."""
 
-    def __init__(self, meter: Any) -> None:
+    def __init__(self, meter: Any, run_names: int = 0) -> None:
         from opentelemetry.metrics import Observation
+
+        self.labels = Labels(run_names)  # every label value is bounded (cardinality.py)
+        # attribute dicts per (bounded) label combination: a run re-uses its agent's dict instead of building one
+        self.run_attrs: dict[tuple[Any, ...], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+        self.chat_attrs: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {}
 
         h = meter.create_histogram
         # GenAI semantic conventions: one observation per model call, per run
@@ -122,8 +130,6 @@ class _State:
     server: Any = None  # the Prometheus HTTP server
     address: tuple[str, int] | None = None
     push: list[Any] = field(default_factory=list)  # readers that export on their own (flushed by flush_metrics)
-    attrs_cache: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    chat_attrs: dict[Any, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
 
 
 _state = _State()
@@ -185,7 +191,7 @@ def _prometheus_reader(host: str | None, port: int | None) -> tuple[Any, Any, tu
     return reader, server, (host, int(server.server_port))
 
 
-def check_metrics(metrics: Any, prometheus_port: int | None = None) -> list[Any]:
+def check_metrics(metrics: Any, prometheus_port: int | None = None, run_names: int = 0) -> list[Any]:
     """``metrics`` as a list of names and readers; ValueError for anything else (before anything changes)."""
     from opentelemetry.sdk.metrics.export import MetricReader
 
@@ -200,6 +206,8 @@ def check_metrics(metrics: Any, prometheus_port: int | None = None) -> list[Any]
             raise ValueError(f"metrics must be one of {METRICS} or a MetricReader, got {name!r}")
     if prometheus_port is not None and (isinstance(prometheus_port, bool) or not 0 <= int(prometheus_port) <= 65535):
         raise ValueError(f"prometheus_port must be 0..65535, got {prometheus_port!r}")
+    if isinstance(run_names, bool) or not isinstance(run_names, int) or not 0 <= run_names <= MAX_RUN_NAMES:
+        raise ValueError(f"metrics_run_names must be a number of run names 0..{MAX_RUN_NAMES}, got {run_names!r}")
     return names
 
 
@@ -213,6 +221,7 @@ def configure_metrics(
     prometheus_host: str | None = None,
     prometheus_port: int | None = None,
     meter_provider: Any = None,
+    run_names: int = 0,
 ) -> None:
     """Set up (or switch off) the metrics of traced runs; called by :func:`graphtrail.configure`.
 
@@ -222,17 +231,19 @@ def configure_metrics(
     127.0.0.1:9464), ``"console"``, ``"memory"`` (:func:`get_metric_reader`),
     ``"none"``, a list of these, or an SDK ``MetricReader``. ``meter_provider``:
     record with your own MeterProvider instead (its readers decide where
-    metrics go; ``metrics`` is then ignored).
+    metrics go; ``metrics`` is then ignored). ``run_names``: how many distinct
+    LangChain run names may become ``gen_ai.agent.name`` values (default 0: none;
+    docs/production.md, "Label bounds").
     """
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, InMemoryMetricReader, PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 
-    names = check_metrics(metrics, prometheus_port)
+    names = check_metrics(metrics, prometheus_port, run_names)
     with _lock:
         _shutdown_current()
         if meter_provider is not None:
-            _install(meter_provider, own=False)
+            _install(meter_provider, own=False, run_names=run_names)
             return
         readers: list[Any] = []
         memory = server = address = None
@@ -253,17 +264,16 @@ def configure_metrics(
             return
         resource = Resource.create({SERVICE_NAME: service_name})
         provider = MeterProvider(metric_readers=readers, resource=resource, shutdown_on_exit=True)
-        _install(provider, own=True)
+        _install(provider, own=True, run_names=run_names)
         _state.memory, _state.server, _state.address = memory, server, address
         _state.push = [r for r in readers if isinstance(r, PeriodicExportingMetricReader)]
 
 
-def _install(provider: Any, own: bool) -> None:
+def _install(provider: Any, own: bool, run_names: int) -> None:
     from .._version import __version__
 
     _state.provider, _state.own = provider, own
-    _state.instruments = _Instruments(provider.get_meter("graphtrail", __version__))
-    _state.attrs_cache, _state.chat_attrs = {}, {}
+    _state.instruments = _Instruments(provider.get_meter("graphtrail", __version__), run_names)
 
 
 def _shutdown_current() -> None:
@@ -309,62 +319,71 @@ def flush_metrics(timeout_millis: int = 10_000) -> bool:
 # ---------------------------------------------------------------- recording
 
 
-def _attrs(**values: Any) -> dict[str, Any]:
-    """Attribute dicts are cached per combination: a run re-uses its agent's dict instead of building one."""
-    key = tuple(values.items())
-    cached = _state.attrs_cache.get(key)
-    if cached is None:
-        cached = {k: v for k, v in values.items() if v is not None}
-        if len(_state.attrs_cache) < 4096:  # low-cardinality by design; a bound in case a caller is not
-            _state.attrs_cache[key] = cached
-    return cached
+_RUN_KEYS = ("gen_ai.agent.name", "gen_ai.provider.name", "gen_ai.request.model", "graphtrail.status", "error.type")
 
 
-def record_run(facts: Any, signals: Any, *, agent: str, status: str, error_type: str | None, duration_s: float) -> None:
-    """Record one finished run: its model calls, hops and provenance signals."""
+def record_run(facts: Any, signals: Any, *, agent: str, status: str, error_type: str | None, duration_s: float,
+               agent_from_run: bool = False) -> None:
+    """Record one finished run: its model calls, hops and provenance signals.
+
+    Every label value goes through its bound first (:mod:`.cardinality`); ``agent_from_run``:
+    ``agent`` is LangChain's run name, not a name given in code, and is a label only if let in.
+    """
     inst = _state.instruments
     if inst is None or facts.replay:
         return
+    labels = inst.labels
     model, provider = facts.observed_model()
-    values = {
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent, "gen_ai.provider.name": provider,
-        "gen_ai.request.model": model, "graphtrail.status": status, "error.type": error_type,
-    }
-    base = _attrs(**values)
-    key = tuple(base.items())
+    key = (labels.agent_name(agent, agent_from_run), labels.provider(provider), labels.request_model(model),
+           status, labels.error(error_type))
+    cached = inst.run_attrs.get(key)
+    if cached is None:
+        base = {"gen_ai.operation.name": "invoke_agent"}
+        base.update((k, v) for k, v in zip(_RUN_KEYS, key) if v is not None)
+        cached = (base, tuple(base.items()))
+        if len(inst.run_attrs) < _ATTR_CACHE:
+            inst.run_attrs[key] = cached
+    base, items = cached
+    agent_label = key[0]
     hops = len([1 for name, _, _ in facts.tools if name != "submit_answer"])
     with inst.lock:
-        inst.add("graphtrail.runs", key, 1)
+        inst.add("graphtrail.runs", items, 1)
         if signals is not None:
             # 0 too: the series exist from the first run, so a rate or a ratio never reads "no data".
-            inst.add("graphtrail.provenance.unsupported_citations", key, len(signals.unsupported_citations))
-            inst.add("graphtrail.provenance.unsupported_runs", key, 1 if signals.unsupported_citations else 0)
-            inst.add("graphtrail.provenance.grounded_citations", key, len(signals.grounded_citations))
-            inst.add("graphtrail.provenance.unrevealed_answers", key, 1 if signals.answer_revealed is False else 0)
-            inst.add("graphtrail.provenance.empty_tool_calls", key, signals.empty_hops)
+            inst.add("graphtrail.provenance.unsupported_citations", items, len(signals.unsupported_citations))
+            inst.add("graphtrail.provenance.unsupported_runs", items, 1 if signals.unsupported_citations else 0)
+            inst.add("graphtrail.provenance.grounded_citations", items, len(signals.grounded_citations))
+            inst.add("graphtrail.provenance.unrevealed_answers", items, 1 if signals.answer_revealed is False else 0)
+            inst.add("graphtrail.provenance.empty_tool_calls", items, signals.empty_hops)
             hops = signals.hops
         for tool, _, err in facts.tools:
-            tool_key = (("gen_ai.agent.name", agent), ("gen_ai.tool.name", tool)) + ((("error.type", err),) if err else ())
+            err_label = labels.error(err)
+            tool_key = (("gen_ai.agent.name", agent_label), ("gen_ai.tool.name", labels.tool(tool))) + (
+                (("error.type", err_label),) if err_label else ())
             inst.add("graphtrail.tool.errors", tool_key, 1 if err else 0)
     inst.agent_duration.record(duration_s, base)
     inst.tool_calls.record(hops, base)
     if signals is not None and signals.uncited_share is not None:
         inst.uncited_share.record(signals.uncited_share, base)
-    chat_attrs = _state.chat_attrs
+    chat_attrs = inst.chat_attrs
     for operation, req_model, resp_model, prov, in_tok, out_tok, seconds, err in facts.chats:
-        ckey = (operation, req_model, resp_model, prov, err)
+        # gen_ai.response.model only when it says more than the request model (each attribute costs the SDK per call)
+        ckey = (operation, labels.request_model(req_model),
+                labels.response_model(resp_model) if resp_model != req_model else None,
+                labels.provider(prov), labels.error(err))
         trio = chat_attrs.get(ckey)
         if trio is None:
-            # gen_ai.response.model only when it says more than the request model (each attribute costs the SDK per call)
-            attrs = {k: v for k, v in (("gen_ai.operation.name", operation), ("gen_ai.provider.name", prov),
-                                       ("gen_ai.request.model", req_model),
-                                       ("gen_ai.response.model", resp_model if resp_model != req_model else None),
-                                       ("error.type", err)) if v is not None}
+            attrs = {k: v for k, v in zip(_CHAT_KEYS, ckey) if v is not None}
             trio = (attrs, {**attrs, "gen_ai.token.type": "input"}, {**attrs, "gen_ai.token.type": "output"})
-            if len(chat_attrs) < 4096:
+            if len(chat_attrs) < _ATTR_CACHE:
                 chat_attrs[ckey] = trio
         inst.op_duration.record(seconds, trio[0])
         if in_tok is not None:
             inst.tokens.record(in_tok, trio[1])
         if out_tok is not None:
             inst.tokens.record(out_tok, trio[2])
+
+
+_CHAT_KEYS = ("gen_ai.operation.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.provider.name", "error.type")
+#: Attribute dicts kept per label combination; the labels are bounded, this bounds the cache's memory besides.
+_ATTR_CACHE = 4096
