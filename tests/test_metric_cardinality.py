@@ -145,3 +145,35 @@ def test_per_response_model_strings_are_capped() -> None:
 def test_a_bad_run_names_cap_is_refused(bad: Any) -> None:
     with pytest.raises(ValueError, match="metrics_run_names"):
         graphtrail.configure(metrics="memory", metrics_run_names=bad)
+
+
+def test_histogram_observations_reach_every_reader_and_stay_bounded_without_a_collection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Runs' histogram observations wait for a collection (off the agent's thread); with nobody collecting,
+    a background hand-over keeps the waiting list bounded; nothing is lost or counted twice."""
+    import time
+
+    from graphtrail.tracer import metrics
+
+    monkeypatch.setattr(metrics, "_DRAIN_AT", 50)
+    first, second = InMemoryMetricReader(), InMemoryMetricReader()
+    from opentelemetry.sdk.metrics import MeterProvider
+
+    graphtrail.configure(meter_provider=MeterProvider(metric_readers=[first, second]))
+    handler = GraphTrailHandler(name="lambda")
+    step = RunnableLambda(lambda x: x)
+    runs = 100  # 2 observations per run (duration, hops): the list fills up 4 times
+    for i in range(runs):
+        step.invoke(i, config={"callbacks": [handler]})
+    inst = metrics._state.instruments
+    assert inst is not None
+    deadline = time.monotonic() + 10
+    while len(inst.pending) >= 50 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(inst.pending) < 50
+    for reader in (first, second):  # each reader sees every run once
+        (point,) = _points(reader, "gen_ai.invoke_agent.duration")
+        assert point.count == runs
+        (count,) = _points(reader, "graphtrail.runs")
+        assert count.value == runs

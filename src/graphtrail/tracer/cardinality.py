@@ -85,7 +85,7 @@ class Labels:
 
     def agent_name(self, name: str | None, from_run: bool) -> str:
         """The agent label of a run: a name given in code, or a LangChain run name only if let in."""
-        if not name:
+        if not name or (from_run and not self.run_names.limit):
             return OTHER
         if from_run:
             admitted = self.run_names(name)

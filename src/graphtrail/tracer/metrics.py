@@ -64,6 +64,14 @@ _SHARE_BUCKETS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 # observable counters when a reader collects. Why: each synchronous measurement costs the SDK about
 # 5-8 us (attribute cleaning and hashing), and a run ends with a dozen counter updates; a dict
 # increment costs a fraction of that. The SDK still aggregates, exports and serves them.
+#
+# Histogram observations (18 per run of a 5-call agent) cannot be pre-summed that way: the SDK has
+# no observable histogram. So a run's observations are appended to a list (a fraction of a
+# microsecond each) and handed to the SDK's histograms when a reader collects (the periodic
+# exporter's thread, a Prometheus scrape), just before it reads them: the SDK's per-observation
+# cost leaves the agent's thread, and the exported data are the same. If nobody collects for long,
+# a background thread hands them over once _DRAIN_AT are waiting, so memory stays bounded.
+_DRAIN_AT = 20_000
 _COUNTERS: dict[str, tuple[str, str]] = {
     "graphtrail.runs": ("{run}", "Agent runs that ended, by status."),
     "graphtrail.provenance.grounded_citations": ("{citation}", "Cited entities a tool of the same run revealed."),
@@ -83,7 +91,7 @@ class _Instruments:
 
         self.labels = Labels(run_names)  # every label value is bounded (cardinality.py)
         # attribute dicts per (bounded) label combination: a run re-uses its agent's dict instead of building one
-        self.run_attrs: dict[tuple[Any, ...], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+        self.run_attrs: dict[tuple[Any, ...], tuple[dict[str, Any], tuple[tuple[str, Any], ...], str]] = {}
         self.chat_attrs: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {}
 
         h = meter.create_histogram
@@ -102,10 +110,17 @@ class _Instruments:
                                description="Share of the visited entities the answer does not cite.",
                                explicit_bucket_boundaries_advisory=_SHARE_BUCKETS)
         self.totals: dict[str, dict[tuple[tuple[str, Any], ...], int]] = {name: {} for name in _COUNTERS}
+        self.tool_keys: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = {}
         self.lock = threading.Lock()
+        # (histogram, value, attributes) not handed to the SDK yet; see _DRAIN_AT
+        self.pending: list[tuple[Any, float, dict[str, Any]]] = []
+        self.draining = False
+        first = next(iter(_COUNTERS))
 
         def observe(name: str) -> Any:
             def callback(_options: Any) -> list[Any]:
+                if name == first:  # the first of graphtrail's callbacks in a collection
+                    self.drain()
                 with self.lock:
                     items = list(self.totals[name].items())
                 return [Observation(value, dict(key)) for key, value in items]
@@ -114,6 +129,21 @@ class _Instruments:
 
         for name, (unit, description) in _COUNTERS.items():
             meter.create_observable_counter(name, callbacks=[observe(name)], unit=unit, description=description)
+
+    def drain(self) -> None:
+        """Hand the waiting histogram observations to the SDK (every reader of the provider gets them)."""
+        with self.lock:
+            pending, self.pending = self.pending, []
+        try:
+            for histogram, value, attrs in pending:
+                histogram.record(value, attrs)
+        except Exception as exc:  # noqa: BLE001 - never break a collection, nor the agent
+            warn_once("metrics:drain", "graphtrail: could not record run metrics (%r); some observations are lost", exc)
+        finally:
+            self.draining = False
+
+    def drain_later(self) -> None:
+        threading.Thread(target=self.drain, name="graphtrail-metrics", daemon=True).start()
 
     def add(self, name: str, key: tuple[tuple[str, Any], ...], value: int) -> None:
         """Call with ``self.lock`` held."""
@@ -334,18 +364,40 @@ def record_run(facts: Any, signals: Any, *, agent: str, status: str, error_type:
         return
     labels = inst.labels
     model, provider = facts.observed_model()
-    key = (labels.agent_name(agent, agent_from_run), labels.provider(provider), labels.request_model(model),
-           status, labels.error(error_type))
-    cached = inst.run_attrs.get(key)
+    # Attribute dicts are cached by the raw values (one lookup per run and per call); the cache
+    # holds at most _ATTR_CACHE of them, and the labels inside went through their bounds.
+    raw = (agent, agent_from_run, provider, model, status, error_type)
+    cached = inst.run_attrs.get(raw)
     if cached is None:
+        key = (labels.agent_name(agent, agent_from_run), labels.provider(provider), labels.request_model(model),
+               status, labels.error(error_type))
         base = {"gen_ai.operation.name": "invoke_agent"}
         base.update((k, v) for k, v in zip(_RUN_KEYS, key) if v is not None)
-        cached = (base, tuple(base.items()))
+        cached = (base, tuple(base.items()), key[0])
         if len(inst.run_attrs) < _ATTR_CACHE:
-            inst.run_attrs[key] = cached
-    base, items = cached
-    agent_label = key[0]
+            inst.run_attrs[raw] = cached
+    base, items, agent_label = cached
     hops = len([1 for name, _, _ in facts.tools if name != "submit_answer"])
+    share = None
+    chat_attrs = inst.chat_attrs
+    observations: list[tuple[Any, Any, dict[str, Any]]] = []
+    for operation, req_model, resp_model, prov, in_tok, out_tok, seconds, err in facts.chats:
+        trio = chat_attrs.get((operation, req_model, resp_model, prov, err))
+        if trio is None:
+            # gen_ai.response.model only when it says more than the request model (each attribute costs the SDK per call)
+            ckey = (operation, labels.request_model(req_model),
+                    labels.response_model(resp_model) if resp_model != req_model else None,
+                    labels.provider(prov), labels.error(err))
+            attrs = {k: v for k, v in zip(_CHAT_KEYS, ckey) if v is not None}
+            trio = (attrs, {**attrs, "gen_ai.token.type": "input"}, {**attrs, "gen_ai.token.type": "output"})
+            if len(chat_attrs) < _ATTR_CACHE:
+                chat_attrs[(operation, req_model, resp_model, prov, err)] = trio
+        observations.append((inst.op_duration, seconds, trio[0]))
+        if in_tok is not None:
+            observations.append((inst.tokens, in_tok, trio[1]))
+        if out_tok is not None:
+            observations.append((inst.tokens, out_tok, trio[2]))
+    tool_keys = inst.tool_keys
     with inst.lock:
         inst.add("graphtrail.runs", items, 1)
         if signals is not None:
@@ -355,33 +407,27 @@ def record_run(facts: Any, signals: Any, *, agent: str, status: str, error_type:
             inst.add("graphtrail.provenance.grounded_citations", items, len(signals.grounded_citations))
             inst.add("graphtrail.provenance.unrevealed_answers", items, 1 if signals.answer_revealed is False else 0)
             inst.add("graphtrail.provenance.empty_tool_calls", items, signals.empty_hops)
-            hops = signals.hops
+            hops, share = signals.hops, signals.uncited_share
         for tool, _, err in facts.tools:
-            err_label = labels.error(err)
-            tool_key = (("gen_ai.agent.name", agent_label), ("gen_ai.tool.name", labels.tool(tool))) + (
-                (("error.type", err_label),) if err_label else ())
+            tool_key = tool_keys.get((agent_label, tool, err))
+            if tool_key is None:
+                err_label = labels.error(err)
+                tool_key = (("gen_ai.agent.name", agent_label), ("gen_ai.tool.name", labels.tool(tool))) + (
+                    (("error.type", err_label),) if err_label else ())
+                if len(tool_keys) < _ATTR_CACHE:
+                    tool_keys[(agent_label, tool, err)] = tool_key
             inst.add("graphtrail.tool.errors", tool_key, 1 if err else 0)
-    inst.agent_duration.record(duration_s, base)
-    inst.tool_calls.record(hops, base)
-    if signals is not None and signals.uncited_share is not None:
-        inst.uncited_share.record(signals.uncited_share, base)
-    chat_attrs = inst.chat_attrs
-    for operation, req_model, resp_model, prov, in_tok, out_tok, seconds, err in facts.chats:
-        # gen_ai.response.model only when it says more than the request model (each attribute costs the SDK per call)
-        ckey = (operation, labels.request_model(req_model),
-                labels.response_model(resp_model) if resp_model != req_model else None,
-                labels.provider(prov), labels.error(err))
-        trio = chat_attrs.get(ckey)
-        if trio is None:
-            attrs = {k: v for k, v in zip(_CHAT_KEYS, ckey) if v is not None}
-            trio = (attrs, {**attrs, "gen_ai.token.type": "input"}, {**attrs, "gen_ai.token.type": "output"})
-            if len(chat_attrs) < _ATTR_CACHE:
-                chat_attrs[ckey] = trio
-        inst.op_duration.record(seconds, trio[0])
-        if in_tok is not None:
-            inst.tokens.record(in_tok, trio[1])
-        if out_tok is not None:
-            inst.tokens.record(out_tok, trio[2])
+        pending = inst.pending
+        pending.append((inst.agent_duration, duration_s, base))
+        pending.append((inst.tool_calls, hops, base))
+        if share is not None:
+            pending.append((inst.uncited_share, share, base))
+        pending.extend(observations)
+        full = len(pending) >= _DRAIN_AT and not inst.draining
+        if full:
+            inst.draining = True
+    if full:
+        inst.drain_later()
 
 
 _CHAT_KEYS = ("gen_ai.operation.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.provider.name", "error.type")
