@@ -177,3 +177,20 @@ def test_histogram_observations_reach_every_reader_and_stay_bounded_without_a_co
         assert point.count == runs
         (count,) = _points(reader, "graphtrail.runs")
         assert count.value == runs
+
+
+def test_a_secret_in_a_model_string_is_not_a_label() -> None:
+    secret = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0" * 2
+    reader = InMemoryMetricReader()
+    graphtrail.configure(metrics=reader)
+
+    class _LeakyModel(ScriptedChatModel):
+        def _respond(self, messages: list[BaseMessage]) -> AIMessage:
+            msg = super()._respond(messages)
+            msg.response_metadata = {**msg.response_metadata, "model_name": f"gpt-x {secret}"}
+            return msg
+
+    agent = graphtrail.trace_agent(RunnableLambda(lambda x: x) | _LeakyModel(script=[AIMessage(content="ok")]), name="chat")
+    agent.invoke([("user", "q")])
+    labels = [v for p in _points(reader, "gen_ai.client.operation.duration") for v in p.attributes.values()]
+    assert labels and not any(secret in str(v) for v in labels)

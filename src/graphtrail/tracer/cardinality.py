@@ -13,12 +13,15 @@ A LangChain run name never becomes a label unless
 ``configure(metrics_run_names=N)`` lets the first ``N`` in (docs/production.md).
 
 Cheap on the per-run path: a value already admitted costs one dict lookup; the
-lock is taken only the first time a value is seen.
+lock (and the redactor: a label is text leaving graphtrail) is met only the
+first time a value is seen.
 """
 
 from __future__ import annotations
 
 import threading
+
+from .redact import redact_text
 
 __all__ = ["OTHER", "LABEL_BOUNDS", "MAX_LABEL_LENGTH", "MAX_RUN_NAMES", "LabelBound", "Labels"]
 
@@ -62,7 +65,8 @@ class LabelBound:
                 return got
             if len(self.seen) >= self.limit:
                 return OTHER  # not stored: memory stays bounded too
-            label = str(value)
+            # Through the redactor (a model string may carry a pasted key), once per distinct value.
+            label = redact_text(str(value), MAX_LABEL_LENGTH)
             if len(label) > MAX_LABEL_LENGTH:
                 label = label[: MAX_LABEL_LENGTH - 1] + "…"
             self.seen[value] = label
