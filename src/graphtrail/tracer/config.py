@@ -366,6 +366,7 @@ def configure(
     metrics: Any = None,
     prometheus_port: int | None = None,
     meter_provider: Any = None,
+    metrics_run_names: int = 0,
 ) -> Any:
     """Choose where graphtrail's spans go; returns the TracerProvider it will use.
 
@@ -410,6 +411,9 @@ def configure(
       ``"memory"`` (:func:`graphtrail.tracer.metrics.get_metric_reader`), ``"none"``
       (the default, unless ``OTEL_METRICS_EXPORTER`` names one of these), a list,
       or an SDK ``MetricReader``. ``meter_provider``: record with your own.
+      Every metric label has a bound on its values (docs/production.md, "Label
+      bounds"); ``metrics_run_names``: how many distinct LangChain run names may
+      become agent-name labels (default 0: a run name is never a label).
 
     Calling ``configure`` again replaces graphtrail's previous choice.
     """
@@ -429,7 +433,7 @@ def configure(
         metrics = env_metrics if env_metrics in ("otlp", "prometheus", "console") else "none"
     from .metrics import check_metrics
 
-    check_metrics(metrics, prometheus_port)
+    check_metrics(metrics, prometheus_port, metrics_run_names)
     if exporter is None:
         exporter = "otlp" if _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") else "none"
     with _lock:
@@ -476,6 +480,7 @@ def configure(
     configure_metrics(
         metrics, service_name=service_name or os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME,
         endpoint=endpoint, protocol=protocol, headers=headers, prometheus_port=prometheus_port, meter_provider=meter_provider,
+        run_names=metrics_run_names,
     )
     return target or _state.own
 

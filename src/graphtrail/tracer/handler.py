@@ -160,7 +160,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             parent = self._parent(parent_run_id)
             if parent is None:
                 name = kwargs.get("name") or (serialized or {}).get("name") or ""
-                root = start_root(self.options, run_id, name, inputs, metadata)
+                root = start_root(self.options, run_id, name, inputs, metadata, name_from_run=True)
                 self._recs[key] = RunRecord(root, "root", key, None, root.name)
                 return
             root = parent.root

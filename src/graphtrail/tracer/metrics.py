@@ -10,7 +10,9 @@ conventions' instruments where they exist (``gen_ai.client.operation.duration``,
 signals (:mod:`.provenance`). Per-tool latency is left to the spans: a histogram
 observation per tool call would cost more than the rest together. Attributes are low-cardinality on purpose (agent
 name, model, provider, status, tool name, error type): never ids, questions or
-entities, which belong on spans. docs/production.md lists every instrument.
+entities, which belong on spans; and each has a bound on its distinct values,
+past which values are recorded as ``other`` (:mod:`.cardinality`).
+docs/production.md lists every instrument and bound.
 
 Recording happens once per run, when it ends, from facts the handler kept
 (:class:`RunFacts`), in the same pass that builds the spans; with
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._safety import warn_once
-from .redact import redact_name
+from .cardinality import MAX_RUN_NAMES, Labels
 
 __all__ = [
     "METRICS",
@@ -62,6 +64,14 @@ _SHARE_BUCKETS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 # observable counters when a reader collects. Why: each synchronous measurement costs the SDK about
 # 5-8 us (attribute cleaning and hashing), and a run ends with a dozen counter updates; a dict
 # increment costs a fraction of that. The SDK still aggregates, exports and serves them.
+#
+# Histogram observations (18 per run of a 5-call agent) cannot be pre-summed that way: the SDK has
+# no observable histogram. So a run's observations are appended to a list (a fraction of a
+# microsecond each) and handed to the SDK's histograms when a reader collects (the periodic
+# exporter's thread, a Prometheus scrape), just before it reads them: the SDK's per-observation
+# cost leaves the agent's thread, and the exported data are the same. If nobody collects for long,
+# a background thread hands them over once _DRAIN_AT are waiting, so memory stays bounded.
+_DRAIN_AT = 20_000
 _COUNTERS: dict[str, tuple[str, str]] = {
     "graphtrail.runs": ("{run}", "Agent runs that ended, by status."),
     "graphtrail.provenance.grounded_citations": ("{citation}", "Cited entities a tool of the same run revealed."),
@@ -76,8 +86,13 @@ _COUNTERS: dict[str, tuple[str, str]] = {
 class _Instruments:
     """Every instrument graphtrail records, created once per MeterProvider."""
 
-    def __init__(self, meter: Any) -> None:
+    def __init__(self, meter: Any, run_names: int = 0) -> None:
         from opentelemetry.metrics import Observation
+
+        self.labels = Labels(run_names)  # every label value is bounded (cardinality.py)
+        # attribute dicts per (bounded) label combination: a run re-uses its agent's dict instead of building one
+        self.run_attrs: dict[tuple[Any, ...], tuple[dict[str, Any], tuple[tuple[str, Any], ...], str]] = {}
+        self.chat_attrs: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {}
 
         h = meter.create_histogram
         # GenAI semantic conventions: one observation per model call, per run
@@ -95,10 +110,17 @@ class _Instruments:
                                description="Share of the visited entities the answer does not cite.",
                                explicit_bucket_boundaries_advisory=_SHARE_BUCKETS)
         self.totals: dict[str, dict[tuple[tuple[str, Any], ...], int]] = {name: {} for name in _COUNTERS}
+        self.tool_keys: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = {}
         self.lock = threading.Lock()
+        # (histogram, value, attributes) not handed to the SDK yet; see _DRAIN_AT
+        self.pending: list[tuple[Any, float, dict[str, Any]]] = []
+        self.draining = False
+        first = next(iter(_COUNTERS))
 
         def observe(name: str) -> Any:
             def callback(_options: Any) -> list[Any]:
+                if name == first:  # the first of graphtrail's callbacks in a collection
+                    self.drain()
                 with self.lock:
                     items = list(self.totals[name].items())
                 return [Observation(value, dict(key)) for key, value in items]
@@ -107,6 +129,21 @@ class _Instruments:
 
         for name, (unit, description) in _COUNTERS.items():
             meter.create_observable_counter(name, callbacks=[observe(name)], unit=unit, description=description)
+
+    def drain(self) -> None:
+        """Hand the waiting histogram observations to the SDK (every reader of the provider gets them)."""
+        with self.lock:
+            pending, self.pending = self.pending, []
+        try:
+            for histogram, value, attrs in pending:
+                histogram.record(value, attrs)
+        except Exception as exc:  # noqa: BLE001 - never break a collection, nor the agent
+            warn_once("metrics:drain", "graphtrail: could not record run metrics (%r); some observations are lost", exc)
+        finally:
+            self.draining = False
+
+    def drain_later(self) -> None:
+        threading.Thread(target=self.drain, name="graphtrail-metrics", daemon=True).start()
 
     def add(self, name: str, key: tuple[tuple[str, Any], ...], value: int) -> None:
         """Call with ``self.lock`` held."""
@@ -123,8 +160,6 @@ class _State:
     server: Any = None  # the Prometheus HTTP server
     address: tuple[str, int] | None = None
     push: list[Any] = field(default_factory=list)  # readers that export on their own (flushed by flush_metrics)
-    attrs_cache: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    chat_attrs: dict[Any, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
 
 
 _state = _State()
@@ -186,7 +221,7 @@ def _prometheus_reader(host: str | None, port: int | None) -> tuple[Any, Any, tu
     return reader, server, (host, int(server.server_port))
 
 
-def check_metrics(metrics: Any, prometheus_port: int | None = None) -> list[Any]:
+def check_metrics(metrics: Any, prometheus_port: int | None = None, run_names: int = 0) -> list[Any]:
     """``metrics`` as a list of names and readers; ValueError for anything else (before anything changes)."""
     from opentelemetry.sdk.metrics.export import MetricReader
 
@@ -201,6 +236,8 @@ def check_metrics(metrics: Any, prometheus_port: int | None = None) -> list[Any]
             raise ValueError(f"metrics must be one of {METRICS} or a MetricReader, got {name!r}")
     if prometheus_port is not None and (isinstance(prometheus_port, bool) or not 0 <= int(prometheus_port) <= 65535):
         raise ValueError(f"prometheus_port must be 0..65535, got {prometheus_port!r}")
+    if isinstance(run_names, bool) or not isinstance(run_names, int) or not 0 <= run_names <= MAX_RUN_NAMES:
+        raise ValueError(f"metrics_run_names must be a number of run names 0..{MAX_RUN_NAMES}, got {run_names!r}")
     return names
 
 
@@ -214,6 +251,7 @@ def configure_metrics(
     prometheus_host: str | None = None,
     prometheus_port: int | None = None,
     meter_provider: Any = None,
+    run_names: int = 0,
 ) -> None:
     """Set up (or switch off) the metrics of traced runs; called by :func:`graphtrail.configure`.
 
@@ -223,17 +261,19 @@ def configure_metrics(
     127.0.0.1:9464), ``"console"``, ``"memory"`` (:func:`get_metric_reader`),
     ``"none"``, a list of these, or an SDK ``MetricReader``. ``meter_provider``:
     record with your own MeterProvider instead (its readers decide where
-    metrics go; ``metrics`` is then ignored).
+    metrics go; ``metrics`` is then ignored). ``run_names``: how many distinct
+    LangChain run names may become ``gen_ai.agent.name`` values (default 0: none;
+    docs/production.md, "Label bounds").
     """
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, InMemoryMetricReader, PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 
-    names = check_metrics(metrics, prometheus_port)
+    names = check_metrics(metrics, prometheus_port, run_names)
     with _lock:
         _shutdown_current()
         if meter_provider is not None:
-            _install(meter_provider, own=False)
+            _install(meter_provider, own=False, run_names=run_names)
             return
         readers: list[Any] = []
         memory = server = address = None
@@ -254,17 +294,16 @@ def configure_metrics(
             return
         resource = Resource.create({SERVICE_NAME: service_name})
         provider = MeterProvider(metric_readers=readers, resource=resource, shutdown_on_exit=True)
-        _install(provider, own=True)
+        _install(provider, own=True, run_names=run_names)
         _state.memory, _state.server, _state.address = memory, server, address
         _state.push = [r for r in readers if isinstance(r, PeriodicExportingMetricReader)]
 
 
-def _install(provider: Any, own: bool) -> None:
+def _install(provider: Any, own: bool, run_names: int) -> None:
     from .._version import __version__
 
     _state.provider, _state.own = provider, own
-    _state.instruments = _Instruments(provider.get_meter("graphtrail", __version__))
-    _state.attrs_cache, _state.chat_attrs = {}, {}
+    _state.instruments = _Instruments(provider.get_meter("graphtrail", __version__), run_names)
 
 
 def _shutdown_current() -> None:
@@ -310,62 +349,87 @@ def flush_metrics(timeout_millis: int = 10_000) -> bool:
 # ---------------------------------------------------------------- recording
 
 
-def _attrs(**values: Any) -> dict[str, Any]:
-    """Attribute dicts are cached per combination: a run re-uses its agent's dict instead of building one."""
-    key = tuple(values.items())
-    cached = _state.attrs_cache.get(key)
-    if cached is None:
-        cached = {k: (redact_name(v) if type(v) is str else v) for k, v in values.items() if v is not None}  # label values leave too
-        if len(_state.attrs_cache) < 4096:  # low-cardinality by design; a bound in case a caller is not
-            _state.attrs_cache[key] = cached
-    return cached
+_RUN_KEYS = ("gen_ai.agent.name", "gen_ai.provider.name", "gen_ai.request.model", "graphtrail.status", "error.type")
 
 
-def record_run(facts: Any, signals: Any, *, agent: str, status: str, error_type: str | None, duration_s: float) -> None:
-    """Record one finished run: its model calls, hops and provenance signals."""
+def record_run(facts: Any, signals: Any, *, agent: str, status: str, error_type: str | None, duration_s: float,
+               agent_from_run: bool = False) -> None:
+    """Record one finished run: its model calls, hops and provenance signals.
+
+    Every label value goes through its bound first (:mod:`.cardinality`); ``agent_from_run``:
+    ``agent`` is LangChain's run name, not a name given in code, and is a label only if let in.
+    """
     inst = _state.instruments
     if inst is None or facts.replay:
         return
+    labels = inst.labels
     model, provider = facts.observed_model()
-    values = {
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent, "gen_ai.provider.name": provider,
-        "gen_ai.request.model": model, "graphtrail.status": status, "error.type": error_type,
-    }
-    base = _attrs(**values)
-    key = tuple(base.items())
+    # Attribute dicts are cached by the raw values (one lookup per run and per call); the cache
+    # holds at most _ATTR_CACHE of them, and the labels inside went through their bounds.
+    raw = (agent, agent_from_run, provider, model, status, error_type)
+    cached = inst.run_attrs.get(raw)
+    if cached is None:
+        key = (labels.agent_name(agent, agent_from_run), labels.provider(provider), labels.request_model(model),
+               status, labels.error(error_type))
+        base = {"gen_ai.operation.name": "invoke_agent"}
+        base.update((k, v) for k, v in zip(_RUN_KEYS, key) if v is not None)
+        cached = (base, tuple(base.items()), key[0])
+        if len(inst.run_attrs) < _ATTR_CACHE:
+            inst.run_attrs[raw] = cached
+    base, items, agent_label = cached
     hops = len([1 for name, _, _ in facts.tools if name != "submit_answer"])
-    with inst.lock:
-        inst.add("graphtrail.runs", key, 1)
-        if signals is not None:
-            # 0 too: the series exist from the first run, so a rate or a ratio never reads "no data".
-            inst.add("graphtrail.provenance.unsupported_citations", key, len(signals.unsupported_citations))
-            inst.add("graphtrail.provenance.unsupported_runs", key, 1 if signals.unsupported_citations else 0)
-            inst.add("graphtrail.provenance.grounded_citations", key, len(signals.grounded_citations))
-            inst.add("graphtrail.provenance.unrevealed_answers", key, 1 if signals.answer_revealed is False else 0)
-            inst.add("graphtrail.provenance.empty_tool_calls", key, signals.empty_hops)
-            hops = signals.hops
-        for tool, _, err in facts.tools:
-            tool_key = (("gen_ai.agent.name", agent), ("gen_ai.tool.name", tool)) + ((("error.type", err),) if err else ())
-            inst.add("graphtrail.tool.errors", tool_key, 1 if err else 0)
-    inst.agent_duration.record(duration_s, base)
-    inst.tool_calls.record(hops, base)
-    if signals is not None and signals.uncited_share is not None:
-        inst.uncited_share.record(signals.uncited_share, base)
-    chat_attrs = _state.chat_attrs
+    share = None
+    chat_attrs = inst.chat_attrs
+    observations: list[tuple[Any, Any, dict[str, Any]]] = []
     for operation, req_model, resp_model, prov, in_tok, out_tok, seconds, err in facts.chats:
-        ckey = (operation, req_model, resp_model, prov, err)
-        trio = chat_attrs.get(ckey)
+        trio = chat_attrs.get((operation, req_model, resp_model, prov, err))
         if trio is None:
             # gen_ai.response.model only when it says more than the request model (each attribute costs the SDK per call)
-            attrs = {k: v for k, v in (("gen_ai.operation.name", operation), ("gen_ai.provider.name", prov),
-                                       ("gen_ai.request.model", req_model),
-                                       ("gen_ai.response.model", resp_model if resp_model != req_model else None),
-                                       ("error.type", err)) if v is not None}
+            ckey = (operation, labels.request_model(req_model),
+                    labels.response_model(resp_model) if resp_model != req_model else None,
+                    labels.provider(prov), labels.error(err))
+            attrs = {k: v for k, v in zip(_CHAT_KEYS, ckey) if v is not None}
             trio = (attrs, {**attrs, "gen_ai.token.type": "input"}, {**attrs, "gen_ai.token.type": "output"})
-            if len(chat_attrs) < 4096:
-                chat_attrs[ckey] = trio
-        inst.op_duration.record(seconds, trio[0])
+            if len(chat_attrs) < _ATTR_CACHE:
+                chat_attrs[(operation, req_model, resp_model, prov, err)] = trio
+        observations.append((inst.op_duration, seconds, trio[0]))
         if in_tok is not None:
-            inst.tokens.record(in_tok, trio[1])
+            observations.append((inst.tokens, in_tok, trio[1]))
         if out_tok is not None:
-            inst.tokens.record(out_tok, trio[2])
+            observations.append((inst.tokens, out_tok, trio[2]))
+    tool_keys = inst.tool_keys
+    with inst.lock:
+        inst.add("graphtrail.runs", items, 1)
+        if signals is not None:
+            # 0 too: the series exist from the first run, so a rate or a ratio never reads "no data".
+            inst.add("graphtrail.provenance.unsupported_citations", items, len(signals.unsupported_citations))
+            inst.add("graphtrail.provenance.unsupported_runs", items, 1 if signals.unsupported_citations else 0)
+            inst.add("graphtrail.provenance.grounded_citations", items, len(signals.grounded_citations))
+            inst.add("graphtrail.provenance.unrevealed_answers", items, 1 if signals.answer_revealed is False else 0)
+            inst.add("graphtrail.provenance.empty_tool_calls", items, signals.empty_hops)
+            hops, share = signals.hops, signals.uncited_share
+        for tool, _, err in facts.tools:
+            tool_key = tool_keys.get((agent_label, tool, err))
+            if tool_key is None:
+                err_label = labels.error(err)
+                tool_key = (("gen_ai.agent.name", agent_label), ("gen_ai.tool.name", labels.tool(tool))) + (
+                    (("error.type", err_label),) if err_label else ())
+                if len(tool_keys) < _ATTR_CACHE:
+                    tool_keys[(agent_label, tool, err)] = tool_key
+            inst.add("graphtrail.tool.errors", tool_key, 1 if err else 0)
+        pending = inst.pending
+        pending.append((inst.agent_duration, duration_s, base))
+        pending.append((inst.tool_calls, hops, base))
+        if share is not None:
+            pending.append((inst.uncited_share, share, base))
+        pending.extend(observations)
+        full = len(pending) >= _DRAIN_AT and not inst.draining
+        if full:
+            inst.draining = True
+    if full:
+        inst.drain_later()
+
+
+_CHAT_KEYS = ("gen_ai.operation.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.provider.name", "error.type")
+#: Attribute dicts kept per label combination; the labels are bounded, this bounds the cache's memory besides.
+_ATTR_CACHE = 4096

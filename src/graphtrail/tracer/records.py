@@ -53,7 +53,7 @@ class RootRecord:
         "question", "conversation_id", "runs", "step_seq", "start_ns", "last_output", "trace_id",
         "span_id", "node_spans", "start_attrs", "links", "parent_ctx", "live_after_ns", "live", "finished",
         "lock", "built", "model_seq", "rows", "steps", "model_calls", "revealed", "provider", "messages",
-        "facts", "spanless", "calls", "batches",
+        "facts", "spanless", "calls", "batches", "name_from_run",
     )
 
     def __init__(self, run_id: str, name: str, opts: TraceOptions) -> None:
@@ -94,6 +94,7 @@ class RootRecord:
         self.links: list[Link] = []
         self.parent_ctx: Context = Context()
         self.facts = RunFacts()  # what the run's provenance signals and metrics need (tracer/signals.py)
+        self.name_from_run = False  # its name is LangChain's run name, not one given in code (metric labels)
         self.spanless = False  # a replayed run nobody receives spans of: span-only attributes are skipped (unexported.py)
 
     def note_conversation(self, metadata: Mapping[str, Any] | None) -> None:

@@ -42,12 +42,13 @@ from .unexported import SpanlessTracer, replay_tracer
 
 def start_root(
     options: TraceOptions, run_id: UUID | str, name: str, inputs: Any, metadata: Mapping[str, Any] | None,
-    *, live: bool = False,
+    *, live: bool = False, name_from_run: bool = False,
 ) -> RootRecord:
     """A new agent run. Its span starts now only if ``live`` (a decorated function's
     root, which becomes the ambient span of the function's body); otherwise it is
     started, with its real start time, when the run ends, like its children."""
     root = RootRecord(str(run_id), redact_text(options.name or name or "agent"), options)
+    root.name_from_run = name_from_run and not options.name  # LangChain's run name: per request, maybe
     ann = active_annotations()
     attrs: dict[str, Any] = {
         A.GEN_AI_OPERATION_NAME: "invoke_agent",
@@ -182,7 +183,7 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
             span.set_attributes(late)
     # Provenance signals on the root span, and the run's metrics (tracer/signals.py).
     provenance = finish_run(
-        span, root.facts, agent=root.name, citations=citations, rows=rows, revealed=root.revealed, answer=raw_answer,
+        span, root.facts, agent=root.name, agent_from_run=root.name_from_run, citations=citations, rows=rows, revealed=root.revealed, answer=raw_answer,
         question=root.question, status=status, error_type=attrs.get(A.ERROR_TYPE), start_ns=root.start_ns, end_ns=end_ns,
     )
     root.revealed = []

@@ -70,6 +70,7 @@ def finish_run(
     facts: RunFacts,
     *,
     agent: str,
+    agent_from_run: bool = False,
     citations: Sequence[str],
     rows: Iterable[tuple[int, list[str], str | None]],
     revealed: Iterable[Iterable[Any]],
@@ -82,7 +83,8 @@ def finish_run(
 ) -> ProvenanceSignals | None:
     """Compute the run's signals, put them on the root ``span`` and record the run's metrics.
 
-    ``rows``: per finished tool call ``(step, entity ids, span id)``; ``revealed``:
+    ``agent_from_run``: ``agent`` is LangChain's run name, not a name given in code
+    (a metric label only if the user let run names in). ``rows``: per finished tool call ``(step, entity ids, span id)``; ``revealed``:
     the entity refs (with names) the calls revealed, for ``answer_revealed``.
     Returns the signals for the Trajectory, or None if computing them failed.
     """
@@ -105,7 +107,7 @@ def finish_run(
         warn_once("signals:span", "graphtrail: could not set the provenance attributes (%r)", exc)
     if metrics_enabled():
         try:
-            record_run(facts, signals, agent=agent, status=status, error_type=error_type, duration_s=max(0, end_ns - start_ns) / 1e9)
+            record_run(facts, signals, agent=agent, agent_from_run=agent_from_run, status=status, error_type=error_type, duration_s=max(0, end_ns - start_ns) / 1e9)
         except Exception as exc:  # noqa: BLE001
             warn_once("metrics:record", "graphtrail: could not record a run's metrics (%r); the agent is unaffected", exc)
     return signals
