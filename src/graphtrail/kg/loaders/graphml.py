@@ -65,7 +65,7 @@ def load_graphml(path: PathLike) -> KnowledgeGraph:
             column.append(value)
     kg._store.add_entities(*columns)
     ends = _edge_columns(*edges[:4])
-    coded = (edges[4], edges[5], columns[0]) if edges[4] is not None else None  # ends already numbered by the stream
+    coded = (edges[4], edges[5]) if edges[4] is not None else None  # ends already numbered by the stream: the nodes' places
     if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None, coded=coded):
         for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs, or no pyarrow
             kg.add_relation(source, relation, target, description)
@@ -117,7 +117,7 @@ def _from_plain(path: Path, g: PlainGraphML) -> KnowledgeGraph:
 
     rel_codes, rel_labels = _ordered_codes(relations, order)
     description_column = pa.array(descriptions, type=pa.string()).take(pa.array(order)) if descriptions is not None and any(descriptions) else None
-    if not add_triples(kg, None, None, None, description_column, coded=(u, v, ids), relation_codes=(rel_codes, rel_labels)):  # pragma: no cover
+    if not add_triples(kg, None, None, None, description_column, coded=(u, v), relation_codes=(rel_codes, rel_labels)):  # pragma: no cover
         for s, r, t, d in zip(u.tolist(), rel_codes.tolist(), v.tolist(), description_column.to_pylist() if description_column is not None else [""] * n):
             kg.add_relation(ids[s], rel_labels[r], ids[t], d)  # astronomically large graphs
     return kg
