@@ -53,16 +53,41 @@ def first_positions(codes: np.ndarray, k: int, out: np.ndarray | None = None, sc
     return out
 
 
-def appearance_codes(column: Any) -> tuple[np.ndarray, Any]:
-    """A string column as integer codes and its distinct values (an Arrow array), numbered in order of first appearance."""
+class EmptyValue(Exception):
+    """A value is empty once stripped: the caller's exact reader names where."""
+
+
+def _encoded(column: Any, strip: bool) -> tuple[np.ndarray, Any]:
+    """``(codes, distinct values)`` of a string column; ``strip``: values stripped as ``str.strip()`` does, by stripping the
+    distinct values only (and merging those that become equal). :class:`EmptyValue` when a value is or becomes empty."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    from .delimited import PY_WHITESPACE
 
     encoded = pc.dictionary_encode(column)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.unify_dictionaries().combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     values = encoded.dictionary
+    if strip:
+        lengths = pc.utf8_length(values)
+        stripped = pc.utf8_trim(values, characters=PY_WHITESPACE)
+        stripped_lengths = pc.utf8_length(stripped)
+        if len(values) and pc.min(stripped_lengths).as_py() == 0:
+            raise EmptyValue
+        if pc.sum(lengths).as_py() != pc.sum(stripped_lengths).as_py():  # some value changed: merge the equal ones
+            again = pc.dictionary_encode(stripped)
+            codes = again.indices.to_numpy(zero_copy_only=False).astype(np.int64)[codes]
+            values = again.dictionary
+    return codes, values
+
+
+def appearance_codes(column: Any, strip: bool = False) -> tuple[np.ndarray, Any]:
+    """A string column as integer codes and its distinct values (an Arrow array), numbered in order of first appearance."""
+    import pyarrow as pa
+
+    codes, values = _encoded(column, strip)
     first = first_positions(codes, len(values))
     if len(values) > 1 and not (first[1:] > first[:-1]).all():  # the encoder's order is not first appearance: renumber
         order = np.argsort(first, kind="stable")
@@ -90,7 +115,7 @@ NameResolver = Callable[[Any], np.ndarray]
 
 
 def end_positions(
-    kg: KnowledgeGraph, heads: Any, tails: Any, known: Any = None, by_name: NameResolver | None = None,
+    kg: KnowledgeGraph, heads: Any, tails: Any, known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Head and tail values as node positions, in columns: ``(u, v, new ids)``.
 
@@ -99,16 +124,14 @@ def end_positions(
     ``by_name`` finds for it; else a new bare entity, numbered after the
     graph's entities in order of first appearance in head, tail, head, tail
     ... order, the order :meth:`KnowledgeGraph.add_relation` would create them in.
+    ``strip``: the values stripped first (:class:`EmptyValue` if one is then empty).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     heads, tails = _text_column(heads), _text_column(tails)
     n = len(heads)
-    encoded = pc.dictionary_encode(pa.chunked_array(heads.chunks + tails.chunks, type=heads.type))
-    encoded = encoded.unify_dictionaries().combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    values = encoded.dictionary
+    codes, values = _encoded(pa.chunked_array(heads.chunks + tails.chunks, type=heads.type), strip)
     n_known = len(kg._store.ids)
     position = np.full(len(values), -1, dtype=np.int64)
     if n_known:
@@ -154,14 +177,16 @@ def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Non
 
 def add_triples(
     kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, *,
-    known: Any = None, by_name: NameResolver | None = None,
+    known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
     coded: tuple[np.ndarray, np.ndarray] | None = None, relation_codes: tuple[np.ndarray, list[str]] | None = None,
 ) -> bool:
     """Add the triples in string columns (Arrow arrays or lists) and optional descriptions, as integer columns.
 
     Ends are resolved as :func:`end_positions` says (``known``, ``by_name``);
     ``coded``: the ends already as positions of the graph's entities ``(u, v)``
-    (a reader that numbered them while parsing). ``relations``: a column, or
+    (a reader that numbered them while parsing). ``strip``: heads, relations
+    and tails are stripped as ``str.strip()`` strips (by their distinct values),
+    and an empty one returns ``False`` before anything is added. ``relations``: a column, or
     one string for every triple; ``relation_codes``: the relations already as
     ``(codes, labels)``, labels in order of first appearance. A repeated
     ``(head, relation, tail)`` is kept once, at its first place, with its last
@@ -179,14 +204,20 @@ def add_triples(
     if coded is not None:
         u, v = coded
     else:
-        u, v, new_ids = end_positions(kg, heads, tails, known, by_name)
+        try:
+            u, v, new_ids = end_positions(kg, heads, tails, known, by_name, strip)
+        except EmptyValue:
+            return False
     n = len(u)
     if relation_codes is not None:
         rel_codes, rel_labels = relation_codes
     elif isinstance(relations, str):
         rel_codes, rel_labels = np.zeros(n, dtype=np.int64), [relations]
     else:
-        rel_codes, labels = appearance_codes(_text_column(relations))
+        try:
+            rel_codes, labels = appearance_codes(_text_column(relations), strip)
+        except EmptyValue:
+            return False
         rel_labels = labels.to_pylist()
     n_nodes, n_rel = max(len(s.ids) + len(new_ids), 1), max(len(rel_labels), 1)
     if n_nodes * n_nodes * n_rel >= 2**62:  # pragma: no cover - astronomically large graphs

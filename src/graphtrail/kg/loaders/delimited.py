@@ -139,8 +139,8 @@ def read_records(path: Path, text: str, delimiter: str) -> Records:
         rows.append((lines.start, [c.strip() for c in cells]))
 
 
-def fast_columns(raw: bytes, delimiter: str, max_columns: int = 64) -> list[list[str]] | None:
-    """The file's columns (cells stripped) via pyarrow, or ``None`` when only the exact reader may answer."""
+def fast_columns(raw: bytes, delimiter: str, max_columns: int = 64, strip: bool = True) -> list[list[str]] | None:
+    """The file's columns (cells stripped, unless ``strip`` is false) via pyarrow, or ``None`` when only the exact reader may answer."""
     if len(raw) < 3 or _needs_exact_reader(raw):
         return None
     if delimiter == "," and raw.count(b'"') % 2:  # an unterminated quote, which pyarrow would accept at EOF
@@ -175,5 +175,5 @@ def fast_columns(raw: bytes, delimiter: str, max_columns: int = 64) -> list[list
     for column in table.columns:
         if column.null_count:
             return None
-        columns.append(pc.utf8_trim(column, characters=PY_WHITESPACE))
+        columns.append(pc.utf8_trim(column, characters=PY_WHITESPACE) if strip else column)
     return columns  # type: ignore[return-value]

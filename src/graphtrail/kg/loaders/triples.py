@@ -8,6 +8,7 @@ more, a pyarrow reader that declines whenever the exact one must decide.
 from __future__ import annotations
 
 import warnings
+from collections import deque
 from collections.abc import Sequence
 from itertools import repeat
 from operator import methodcaller
@@ -85,8 +86,15 @@ def _alias_tuples(column: Any) -> list[tuple[str, ...]]:
 
     cells = pc.replace_substring_regex(pc.utf8_trim(column.combine_chunks(), characters=PY_WHITESPACE),
                                        f"{_WS_CLASS}*{ALIAS_SEPARATOR}{_WS_CLASS}*", ALIAS_SEPARATOR)
-    # filter(None, ...) drops the empty aliases (";;", a separator at either end, an empty cell).
-    return list(map(tuple, map(filter, repeat(None), map(methodcaller("split", ALIAS_SEPARATOR), cells.to_pylist()))))
+    filled = pc.greater(pc.utf8_length(cells), 0)
+    rows = np.flatnonzero(filled.to_numpy(zero_copy_only=False))
+    # filter(None, ...) drops the empty aliases (";;", a separator at either end).
+    tuples = map(tuple, map(filter, repeat(None), map(methodcaller("split", ALIAS_SEPARATOR), cells.filter(filled).to_pylist())))
+    if len(rows) == len(cells):
+        return list(tuples)
+    out: list[tuple[str, ...]] = [()] * len(cells)
+    deque(map(out.__setitem__, rows.tolist(), tuples), maxlen=0)  # each filled row's tuple into place, from C
+    return out
 
 
 def _entity_table_fast(path: Path) -> dict[str, Any] | None:
@@ -322,10 +330,10 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: st
         import pyarrow.compute as pc
     except ImportError:  # pyarrow is optional (graphtrail[graphrag]): the exact reader loads it, slower
         return False
-    columns = fast_columns(raw, delimiter)
+    columns = fast_columns(raw, delimiter, strip=False)  # heads, relations, tails: stripped by their distinct values
     if columns is None or len(columns) < 3:
         return False
-    first = [c[0].as_py() for c in columns]
+    first = [c[0].as_py().strip() for c in columns]
     desc_col = 3
     skip = 0
     if _is_triples_header(first):
@@ -338,12 +346,9 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: st
     if n <= 0:
         return False
     heads, relations, tails = (columns[i].slice(skip) for i in range(3))
-    for column in (heads, relations, tails):
-        if pc.min(pc.utf8_length(column)).as_py() == 0:  # an empty cell: the exact reader names its line
-            return False
-    descriptions = columns[desc_col].slice(skip) if 0 <= desc_col < len(columns) else None
-    if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name):
-        return False
+    descriptions = pc.utf8_trim(columns[desc_col].slice(skip), characters=PY_WHITESPACE) if 0 <= desc_col < len(columns) else None
+    if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True):
+        return False  # an empty cell (the exact reader names its line), or no pyarrow
     if skip:
         _header_columns(path, header_line, first)  # warns about columns it does not read
     return True
