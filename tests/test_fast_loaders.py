@@ -8,6 +8,7 @@ import pytest
 
 from graphtrail.agents import load_kg
 from graphtrail.kg.errors import KGError
+from graphtrail.kg.loaders import textcolumns
 from graphtrail.kg.loaders import triples as triples_mod
 
 
@@ -99,11 +100,11 @@ def test_alias_cells_split_in_columns_as_the_exact_reader_splits_them() -> None:
     alphabet = [" ", ";", "a", "b", "\u00a0", "\x1c", "\t", "é", "\u2009", "\x85"]
     cells += ["".join(pick.choice(alphabet) for _ in range(pick.randint(0, 9))) for _ in range(5_000)]
     expected = [tuple(a.strip() for a in cell.split(";") if a.strip()) for cell in cells]
-    assert triples_mod._alias_tuples(pa.chunked_array([pa.array(cells)])) == expected
+    assert textcolumns.alias_tuples(pa.chunked_array([pa.array(cells)])) == expected
 
 
 def test_names_casefold_in_columns_as_python_casefolds_them() -> None:
     import pyarrow as pa
 
     names = ["Straße", "STRASSE", "ǅemal", "ΣΊΣΥΦΟΣ", "ﬁne", "Ünïcode", "plain ASCII", "İstanbul", ""]
-    assert triples_mod._casefold(pa.array(names)).to_pylist() == [n.casefold() for n in names]
+    assert textcolumns.casefold(pa.array(names)).to_pylist() == [n.casefold() for n in names]

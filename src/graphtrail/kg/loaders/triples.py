@@ -8,10 +8,7 @@ more, a pyarrow reader that declines whenever the exact one must decide.
 from __future__ import annotations
 
 import warnings
-from collections import deque
 from collections.abc import Sequence
-from itertools import repeat
-from operator import methodcaller
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ from ..graph import KnowledgeGraph
 from .delimited import PY_WHITESPACE, delimiter_name, fast_columns, read_bytes, read_records, read_text, sniff_delimiter
 from .bulk import add_triples
 from .paths import PathLike, graph_name
+from .textcolumns import alias_tuples, casefold
 
 __all__ = ["load_triples", "find_entity_table", "FAST_PATH_BYTES"]
 
@@ -72,31 +70,6 @@ def _warn_unread_columns(path: Path, lineno: int, header: Sequence[str], used: S
         )
 
 
-# Python's str.strip() white space as an RE2 character class, for the alias cleanup below.
-_WS_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PY_WHITESPACE) + "]"
-
-
-def _alias_tuples(column: Any) -> list[tuple[str, ...]]:
-    """Each cell's ``;``-separated aliases, stripped, empty ones dropped (what the exact reader reads).
-
-    White space around the separators is removed in Arrow, so each cell is then
-    one ``str.split`` and a filter, called from C (no Python code per row).
-    """
-    import pyarrow.compute as pc
-
-    cells = pc.replace_substring_regex(pc.utf8_trim(column.combine_chunks(), characters=PY_WHITESPACE),
-                                       f"{_WS_CLASS}*{ALIAS_SEPARATOR}{_WS_CLASS}*", ALIAS_SEPARATOR)
-    filled = pc.greater(pc.utf8_length(cells), 0)
-    rows = np.flatnonzero(filled.to_numpy(zero_copy_only=False))
-    # filter(None, ...) drops the empty aliases (";;", a separator at either end).
-    tuples = map(tuple, map(filter, repeat(None), map(methodcaller("split", ALIAS_SEPARATOR), cells.filter(filled).to_pylist())))
-    if len(rows) == len(cells):
-        return list(tuples)
-    out: list[tuple[str, ...]] = [()] * len(cells)
-    deque(map(out.__setitem__, rows.tolist(), tuples), maxlen=0)  # each filled row's tuple into place, from C
-    return out
-
-
 def _entity_table_fast(path: Path) -> dict[str, Any] | None:
     """The entity table's columns read with pyarrow, or ``None`` when the exact reader must decide.
 
@@ -143,23 +116,10 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
         "name": id_list if name_column is ids else name_column.to_pylist(),
         "type": [type_column] * len(ids) if isinstance(type_column, str) else type_column.to_pylist(),
         "description": body["description"].to_pylist() if "description" in body else [""] * len(ids),
-        "aliases": _alias_tuples(body["aliases"]) if "aliases" in body else [()] * len(ids),
+        "aliases": alias_tuples(body["aliases"]) if "aliases" in body else [()] * len(ids),
         "index": index,
         "arrow_ids": ids,
     }
-
-
-def _casefold(values: Any) -> Any:
-    """``str.casefold`` of each string of an Arrow array: Arrow's lowercase for ASCII strings (the same there), Python's for the rest."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-    other = pc.invert(pc.string_is_ascii(values))
-    folded = pc.utf8_lower(values)
-    if pc.any(other).as_py():
-        folded = pc.replace_with_mask(folded, other, pa.array(list(map(str.casefold, values.filter(other).to_pylist())), type=folded.type))
-    return folded
 
 
 def _name_resolver(names: Any) -> Any:
@@ -172,17 +132,17 @@ def _name_resolver(names: Any) -> Any:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        folded = _casefold(names if not isinstance(names, list) else pa.array(names, type=pa.large_string()))
+        folded = casefold(names if not isinstance(names, list) else pa.array(names, type=pa.large_string()))
         codes = pc.dictionary_encode(folded).indices.to_numpy(zero_copy_only=False)
         unique = np.bincount(codes)[codes] == 1  # per entity: no other entity has its name
-        wanted = _casefold(values).cast(folded.type)
+        wanted = casefold(values).cast(folded.type)
         at = pc.index_in(wanted, value_set=folded).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
         return np.where((at >= 0) & unique[np.maximum(at, 0)], at, -1)
 
     return resolve
 
 
-def _names_by_casefold(ids: list[str], names: list[str]) -> dict[str, str | None]:
+def _names_bycasefold(ids: list[str], names: list[str]) -> dict[str, str | None]:
     """Casefolded name -> id (``None``: ambiguous), for the exact reader's one lookup per row."""
     by_name: dict[str, str | None] = {}
     for eid, name in zip(ids, names):
@@ -279,7 +239,7 @@ def load_triples(
         if _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), known, by_name):
             return kg
     known_ids = kg._store.index
-    names = _names_by_casefold(kg._store.ids, kg._store.names) if table_path is not None else {}
+    names = _names_bycasefold(kg._store.ids, kg._store.names) if table_path is not None else {}
 
     def resolve(value: str) -> str:
         if value in known_ids:
