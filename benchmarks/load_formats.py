@@ -12,7 +12,7 @@ types and aliases, names in the triples) in every format graphtrail reads,
 then, in one fresh child process per graph, times ``load_kg`` of each format
 beside its yardstick, the default call of the parser a user would pick for
 that file, in the same process, after a warm-up round, interleaved
-(yardstick, old yardstick, load; format after format; ``--repeats`` rounds)
+(the old yardstick, then yardstick and load format after format; ``--repeats`` rounds)
 and reports medians:
 
 - triples + entity table (TSV): ``pandas.read_csv(path, sep="\\t")`` of both files;
@@ -97,17 +97,18 @@ def child(folder: Path, formats: list[str], repeats: int, with_networkx: bool) -
 
     paths = {"triples+table": folder / "g.tsv", "node-link": folder / "g.json", "graphml": folder / "g.graphml", "graphrag": folder / "graphrag"}
     arms: dict[str, dict[str, Callable[[], Any]]] = {
-        fmt: {
-            "yardstick": _yardstick(fmt, paths[fmt]),
-            "old": _old_yardstick(folder),
-            "load": (lambda p=paths[fmt]: load_kg(p, cache_communities=False)),
-        }
+        fmt: {"yardstick": _yardstick(fmt, paths[fmt]), "load": (lambda p=paths[fmt]: load_kg(p, cache_communities=False))}
         for fmt in formats
     }
-    samples: dict[str, dict[str, list[tuple[float, float]]]] = {fmt: {arm: [] for arm in arms[fmt]} for fmt in formats}
+    samples: dict[str, dict[str, list[tuple[float, float]]]] = {fmt: {arm: [] for arm in ("yardstick", "load", "old")} for fmt in formats}
     out: dict[str, Any] = {}
+    old = _old_yardstick(folder)  # the same files for every format: timed once a round
     for round_no in range(repeats + 1):  # round 0 warms up (imports, caches, the page cache) and is not counted
+        old_cpu, old_wall, result = _timed(old)
+        del result
         for fmt in formats:
+            if round_no:
+                samples[fmt]["old"].append((old_cpu, old_wall))
             for arm, fn in arms[fmt].items():
                 cpu, wall, result = _timed(fn)
                 if arm == "load" and round_no == repeats:
