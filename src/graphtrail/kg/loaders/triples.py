@@ -18,7 +18,7 @@ from ..errors import KGError, KGWarning
 from ..fields import ALIAS_SEPARATOR
 from ..graph import KnowledgeGraph
 from .delimited import PY_WHITESPACE, delimiter_name, fast_columns, read_bytes, read_records, read_text, sniff_delimiter
-from .bulk import add_triples
+from .bulk import add_triples, gc_paused
 from .paths import PathLike, graph_name
 from .textcolumns import alias_tuples, casefold
 
@@ -225,7 +225,8 @@ def load_triples(
     if table_path is not None:
         if not table_path.is_file():
             raise KGError(f"entity table not found: {table_path}")
-        table = _add_entity_table(kg, table_path)
+        with gc_paused():
+            table = _add_entity_table(kg, table_path)
 
     raw = read_bytes(path)
     if fast if fast is not None else len(raw) >= FAST_PATH_BYTES:
@@ -236,7 +237,9 @@ def load_triples(
             known, by_name = table["arrow_ids"], _name_resolver(table["arrow_names"])
         else:  # the exact reader read the table
             known, by_name = None, _name_resolver(kg._store.names)
-        if _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), known, by_name):
+        with gc_paused():  # many strings and tuples, no cycles
+            loaded = _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), known, by_name)
+        if loaded:
             return kg
     known_ids = kg._store.index
     names = _names_bycasefold(kg._store.ids, kg._store.names) if table_path is not None else {}
