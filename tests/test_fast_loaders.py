@@ -8,6 +8,7 @@ import pytest
 
 from graphtrail.agents import load_kg
 from graphtrail.kg.errors import KGError
+from graphtrail.kg.loaders import textcolumns
 from graphtrail.kg.loaders import triples as triples_mod
 
 
@@ -86,3 +87,24 @@ def test_node_link_and_graphml_build_what_add_relation_builds(tmp_path: Path) ->
         g.add_edge(s, t, relation=r, description=d)
     nx.write_graphml(g, tmp_path / "g.graphml")
     assert _snapshot(load_kg(tmp_path / "g.graphml", cache_communities=False)) == _snapshot(reference)
+
+
+def test_alias_cells_split_in_columns_as_the_exact_reader_splits_them() -> None:
+    """Aliases split in Arrow equal ``[a.strip() for a in cell.split(';') if a.strip()]`` on every kind of white space and empty alias."""
+    import random
+
+    import pyarrow as pa
+
+    cells = ["a;b", " x ; ; y ;", "", ";", ";;a;;", "\u00a0a\u2003;\u3000b\u00a0", "ß ;é", "one", "\x1c;\x1fq\x1e", "a\u2028;b"]
+    pick = random.Random(7)
+    alphabet = [" ", ";", "a", "b", "\u00a0", "\x1c", "\t", "é", "\u2009", "\x85"]
+    cells += ["".join(pick.choice(alphabet) for _ in range(pick.randint(0, 9))) for _ in range(5_000)]
+    expected = [tuple(a.strip() for a in cell.split(";") if a.strip()) for cell in cells]
+    assert textcolumns.alias_tuples(pa.chunked_array([pa.array(cells)])) == expected
+
+
+def test_names_casefold_in_columns_as_python_casefolds_them() -> None:
+    import pyarrow as pa
+
+    names = ["Straße", "STRASSE", "ǅemal", "ΣΊΣΥΦΟΣ", "ﬁne", "Ünïcode", "plain ASCII", "İstanbul", ""]
+    assert textcolumns.casefold(pa.array(names)).to_pylist() == [n.casefold() for n in names]

@@ -160,26 +160,7 @@ class KnowledgeGraph:
                 s.descriptions.append("")
                 s.aliases.append(())
             node[k] = i
-        codes = []
-        for label in relation_labels:
-            code = s.rel_code.get(label)
-            if code is None:
-                code = s.rel_code[label] = len(s.rel_labels)
-                s.rel_labels.append(label)
-            codes.append(code)
-        rel_map = np.asarray(codes, dtype=np.int64)
-        start = len(s.src)
-        s.src = np.concatenate([s.src, node[src]])
-        s.dst = np.concatenate([s.dst, node[dst]])
-        s.rel = np.concatenate([s.rel, rel_map[rel]])
-        if descriptions is not None and any(descriptions):
-            if s.edge_desc is None:
-                s.edge_desc = [""] * start
-            s.edge_desc.extend(descriptions)
-        elif s.edge_desc is not None:
-            s.edge_desc.extend([""] * len(src))
-        s.edge_at = None
-        s.changed()
+        s.append_edges(node[src], node[dst], relation_labels, rel, descriptions)
 
     def add_text_unit(self, unit_id: str, text: str, entity_ids: Iterable[str] = ()) -> None:
         s = self._store

@@ -66,15 +66,54 @@ class _Store:
         self._filters: OrderedDict[GraphFilter, dict[str, Any]] = OrderedDict()
         self.lock = threading.RLock()
 
-    def add_entities(self, ids: list[str], names: list[str], types: list[str], descriptions: list[str], aliases: list[tuple[str, ...]]) -> None:
-        """Append many new entities at once (the loaders' fast path; the caller guarantees the ids are new and distinct)."""
+    def add_entities(
+        self, ids: list[str], names: list[str], types: list[str], descriptions: list[str], aliases: list[tuple[str, ...]],
+        index: dict[str, int] | None = None,
+    ) -> None:
+        """Append many new entities at once (the loaders' fast path; the caller guarantees the ids are new and distinct).
+
+        ``index``: ``{id: position in ids}`` when the caller built it already (to check the ids are distinct).
+        """
         start = len(self.ids)
         self.ids.extend(ids)
-        self.index.update(zip(ids, range(start, start + len(ids))))
+        if index is not None and not start:
+            self.index = index
+        else:
+            self.index.update(zip(ids, range(start, start + len(ids))))
         self.names.extend(names)
         self.types.extend(types)
         self.descriptions.extend(descriptions)
         self.aliases.extend(aliases)
+        self.changed()
+
+    def append_edges(self, src: np.ndarray, dst: np.ndarray, labels: list[str], rel: np.ndarray, descriptions: list[str] | None) -> None:
+        """Append many new edges between existing nodes at once (the loaders' fast path).
+
+        ``rel`` indexes ``labels`` (mapped onto the graph's relation codes); the
+        caller guarantees no (source, label, target) repeats, here or already.
+        """
+        self.commit()
+        codes = []
+        for label in labels:  # one per distinct label
+            code = self.rel_code.get(label)
+            if code is None:
+                code = self.rel_code[label] = len(self.rel_labels)
+                self.rel_labels.append(label)
+            codes.append(code)
+        start = len(self.src)
+        rel = np.asarray(rel, dtype=np.int64)
+        mapped = rel if codes == list(range(len(codes))) else np.asarray(codes, dtype=np.int64)[rel]
+        if start:
+            self.src, self.dst, self.rel = np.concatenate([self.src, src]), np.concatenate([self.dst, dst]), np.concatenate([self.rel, mapped])
+        else:
+            self.src, self.dst, self.rel = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), mapped
+        if descriptions is not None and any(descriptions):
+            if self.edge_desc is None:
+                self.edge_desc = [""] * start
+            self.edge_desc.extend(descriptions)
+        elif self.edge_desc is not None:
+            self.edge_desc.extend([""] * len(src))
+        self.edge_at = None
         self.changed()
 
     # ------------------------------------------------------------ edges

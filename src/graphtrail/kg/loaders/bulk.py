@@ -10,16 +10,15 @@ the line or JSON path of anything wrong); this only builds.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from ..arrays import distinct
 from ..graph import KnowledgeGraph
 
-__all__ = ["add_triples", "gc_paused"]
+__all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused"]
 
 
 @contextmanager
@@ -40,42 +39,158 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _first_appearance_codes(heads: Any, tails: Any) -> tuple[Any, Any, list[str]]:
-    """Integer codes for the values of two string columns, numbered in order of first appearance
-    in head, tail, head, tail, ... order (the order add_relation would create the nodes in).
+def first_positions(codes: np.ndarray, k: int, out: np.ndarray | None = None, scale: int = 1, shift: int = 0) -> np.ndarray:
+    """For each of ``k`` codes, the smallest ``scale * i + shift`` over the positions ``i`` where it occurs in ``codes``.
 
-    The columns are interleaved (one ``take``) and dictionary-encoded once: pyarrow's
-    encoder numbers values in the order it first meets them, so no sort is needed.
+    ``out`` (updated in place) carries earlier minima, so two columns read as
+    one interleaved sequence (heads at ``2i``, tails at ``2i + 1``) without
+    building it. Codes that never occur keep ``out``'s value (default: a value
+    past every position).
     """
-    import numpy as np
+    if out is None:
+        out = np.full(k, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(out, codes, np.arange(shift, shift + scale * len(codes), scale, dtype=np.int64))
+    return out
+
+
+class EmptyValue(Exception):
+    """A value is empty once stripped: the caller's exact reader names where."""
+
+
+def _encoded(column: Any, strip: bool) -> tuple[np.ndarray, Any]:
+    """``(codes, distinct values)`` of a string column; ``strip``: values stripped as ``str.strip()`` does, by stripping the
+    distinct values only (and merging those that become equal). :class:`EmptyValue` when a value is or becomes empty."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    n = len(heads)
-    if tails.type != heads.type:
-        tails = tails.cast(heads.type)
-    both = pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
-    order = np.empty(2 * n, dtype=np.int64)
-    order[0::2] = np.arange(n)
-    order[1::2] = order[0::2] + n
-    encoded = pc.dictionary_encode(both.take(pa.array(order))).combine_chunks()
+    from .delimited import PY_WHITESPACE
+
+    encoded = pc.dictionary_encode(column)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.unify_dictionaries().combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return codes[0::2], codes[1::2], encoded.dictionary.to_pylist()
+    values = encoded.dictionary
+    if strip:
+        lengths = pc.utf8_length(values)
+        stripped = pc.utf8_trim(values, characters=PY_WHITESPACE)
+        stripped_lengths = pc.utf8_length(stripped)
+        if len(values) and pc.min(stripped_lengths).as_py() == 0:
+            raise EmptyValue
+        if pc.sum(lengths).as_py() != pc.sum(stripped_lengths).as_py():  # some value changed: merge the equal ones
+            again = pc.dictionary_encode(stripped)
+            codes = again.indices.to_numpy(zero_copy_only=False).astype(np.int64)[codes]
+            values = again.dictionary
+    return codes, values
+
+
+def appearance_codes(column: Any, strip: bool = False) -> tuple[np.ndarray, Any]:
+    """A string column as integer codes and its distinct values (an Arrow array), numbered in order of first appearance."""
+    import pyarrow as pa
+
+    codes, values = _encoded(column, strip)
+    first = first_positions(codes, len(values))
+    if len(values) > 1 and not (first[1:] > first[:-1]).all():  # the encoder's order is not first appearance: renumber
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(values), dtype=np.int64)
+        rank[order] = np.arange(len(values))
+        codes, values = rank[codes], values.take(pa.array(order))
+    return codes, values
+
+
+def _text_column(values: Any) -> Any:
+    """Strings as one Arrow large_string ChunkedArray (lists and arrays of either string type accepted)."""
+    import pyarrow as pa
+
+    if isinstance(values, pa.ChunkedArray):
+        column = values
+    elif isinstance(values, pa.Array):
+        column = pa.chunked_array([values])
+    else:
+        column = pa.chunked_array([pa.array(values, type=pa.large_string())])
+    return column if column.type == pa.large_string() else column.cast(pa.large_string())
+
+
+#: Resolves distinct end values no id matched to positions in the graph's entities (-1: none): an entity table's names.
+NameResolver = Callable[[Any], np.ndarray]
+
+
+def end_positions(
+    kg: KnowledgeGraph, heads: Any, tails: Any, known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Head and tail values as node positions, in columns: ``(u, v, new ids)``.
+
+    A value that is an entity id of ``kg`` is that entity (``known``: the
+    graph's ids as an Arrow array, when the caller has them); else what
+    ``by_name`` finds for it; else a new bare entity, numbered after the
+    graph's entities in order of first appearance in head, tail, head, tail
+    ... order, the order :meth:`KnowledgeGraph.add_relation` would create them in.
+    ``strip``: the values stripped first (:class:`EmptyValue` if one is then empty).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    heads, tails = _text_column(heads), _text_column(tails)
+    n = len(heads)
+    codes, values = _encoded(pa.chunked_array(heads.chunks + tails.chunks, type=heads.type), strip)
+    n_known = len(kg._store.ids)
+    position = np.full(len(values), -1, dtype=np.int64)
+    if n_known:
+        if known is None:
+            known = pa.array(kg._store.ids, type=pa.large_string())
+        found = pc.index_in(values, value_set=_text_column(known).combine_chunks())
+        position = found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if by_name is not None and (position < 0).any():
+            unresolved = np.flatnonzero(position < 0)
+            position[unresolved] = by_name(values.take(pa.array(unresolved)))
+    fresh = np.flatnonzero(position < 0)
+    new_ids: list[str] = []
+    if len(fresh):
+        first = first_positions(codes[:n], len(values), scale=2)
+        first = first_positions(codes[n:], len(values), out=first, scale=2, shift=1)
+        fresh = fresh[np.argsort(first[fresh], kind="stable")]
+        position[fresh] = n_known + np.arange(len(fresh))
+        new_ids = values.take(pa.array(fresh)).to_pylist()
+    return position[codes[:n]], position[codes[n:]], new_ids
+
+
+def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``None`` when every key is distinct (one plain sort); else ``(keep, first, last)``.
+
+    ``keep``: the rows to keep (each key's first place, in row order);
+    ``first``/``last``: for each key that repeats, its first and last row.
+    Only the rows whose key repeats are sorted again (usually a few).
+    """
+    ordered = np.sort(key)
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return None
+    repeated = np.flatnonzero(np.isin(key, ordered[1:][same]))
+    order = repeated[np.argsort(key[repeated], kind="stable")]
+    grouped = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
+    first, last = order[starts], order[np.concatenate((starts[1:], [len(order)])) - 1]
+    keep = np.ones(len(key), dtype=bool)
+    keep[repeated] = False
+    keep[first] = True
+    return np.flatnonzero(keep), first, last
 
 
 def add_triples(
-    kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, resolve: Any = None,
-    coded: tuple[np.ndarray, np.ndarray, list[str]] | None = None, relation_codes: tuple[np.ndarray, list[str]] | None = None,
+    kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, *,
+    known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
+    coded: tuple[np.ndarray, np.ndarray] | None = None, relation_codes: tuple[np.ndarray, list[str]] | None = None,
 ) -> bool:
-    """Add the triples in three string columns (pyarrow arrays or lists) and optional descriptions.
+    """Add the triples in string columns (Arrow arrays or lists) and optional descriptions, as integer columns.
 
-    ``resolve`` maps a raw head or tail value to an entity id (an entity
-    table's name lookup); ``None``: every value is its own id. ``coded``:
-    the heads and tails already as positions in a list of distinct ids
-    ``(head positions, tail positions, ids)`` (a reader that numbered them
-    while parsing), so they are not encoded again. ``relation_codes``: the
-    relations already as ``(codes, labels)``, labels numbered in order of first
-    appearance (``relations`` is then ignored). ``False``
+    Ends are resolved as :func:`end_positions` says (``known``, ``by_name``);
+    ``coded``: the ends already as positions of the graph's entities ``(u, v)``
+    (a reader that numbered them while parsing). ``strip``: heads, relations
+    and tails are stripped as ``str.strip()`` strips (by their distinct values),
+    and an empty one returns ``False`` before anything is added. ``relations``: a column, or
+    one string for every triple; ``relation_codes``: the relations already as
+    ``(codes, labels)``, labels in order of first appearance. A repeated
+    ``(head, relation, tail)`` is kept once, at its first place, with its last
+    description, as :meth:`KnowledgeGraph.add_relation` keeps it. ``False``
     (nothing added) for a graph too large to code its triples in 64 bits, or
     without pyarrow (an optional dependency): the caller then adds them one by one.
     """
@@ -84,48 +199,43 @@ def add_triples(
         import pyarrow.compute as pc
     except ImportError:
         return False
-
-    def chunked(values: Any) -> Any:
-        if isinstance(values, pa.ChunkedArray):
-            return values
-        return pa.chunked_array([values if isinstance(values, pa.Array) else pa.array(values, type=pa.string())])
-
-    if description_column is not None:
-        description_column = chunked(description_column)
-    src, dst, ids = coded if coded is not None else _first_appearance_codes(chunked(heads), chunked(tails))
+    s = kg._store
+    new_ids: list[str] = []
+    if coded is not None:
+        u, v = coded
+    else:
+        try:
+            u, v, new_ids = end_positions(kg, heads, tails, known, by_name, strip)
+        except EmptyValue:
+            return False
+    n = len(u)
     if relation_codes is not None:
         rel_codes, rel_labels = relation_codes
+    elif isinstance(relations, str):
+        rel_codes, rel_labels = np.zeros(n, dtype=np.int64), [relations]
     else:
-        rel_encoded = pc.dictionary_encode(chunked(relations)).combine_chunks()
-        rel_codes = rel_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        rel_labels = rel_encoded.dictionary.to_pylist()
-    n = len(rel_codes)
-    descriptions = description_column.to_pylist() if description_column is not None else None
-    if resolve is not None:
-        # Two raw values may name the same entity (its id and its name): number the resolved ids again.
-        ids = [resolve(v) for v in ids]
-        renumber: dict[str, int] = {}
-        node_of = np.fromiter((renumber.setdefault(e, len(renumber)) for e in ids), dtype=np.int64, count=len(ids))
-        u, v, n_nodes = node_of[src], node_of[dst], len(renumber)
-    else:
-        u, v, n_nodes = src, dst, len(ids)
-    n_rel = max(len(rel_labels), 1)
-    if n_nodes and n_nodes * n_nodes * n_rel < 2**62:
-        key = (u * n_rel + rel_codes) * n_nodes + v
-        duplicates = len(distinct(key)) < n  # one plain sort; the first places only when there are repeats
-        first_at = np.unique(key, return_index=True)[1] if duplicates else None
-    else:  # pragma: no cover - astronomically large graphs
-        first_at, duplicates = None, True
-    if duplicates:
-        if first_at is None:
+        try:
+            rel_codes, labels = appearance_codes(_text_column(relations), strip)
+        except EmptyValue:
             return False
-        # The same triple more than once: like add_relation, keep the first edge and the last description.
-        first_at = np.sort(first_at)
-        if descriptions is not None:
-            last: dict[int, int] = {}
-            for i, k in enumerate(key.tolist()):
-                last[k] = i
-            descriptions = [descriptions[last[k]] for k in key[first_at].tolist()]
-        src, dst, rel_codes = src[first_at], dst[first_at], rel_codes[first_at]
-    kg.add_relations_bulk(ids, src, dst, rel_labels, rel_codes, descriptions)
+        rel_labels = labels.to_pylist()
+    n_nodes, n_rel = max(len(s.ids) + len(new_ids), 1), max(len(rel_labels), 1)
+    if n_nodes * n_nodes * n_rel >= 2**62:  # pragma: no cover - astronomically large graphs
+        return False
+    if new_ids:
+        s.add_entities(new_ids, new_ids, ["entity"] * len(new_ids), [""] * len(new_ids), [()] * len(new_ids))
+    key = (u * n_rel + rel_codes) * n_nodes + v
+    repeats = _repeats(key)
+    descriptions = None
+    if description_column is not None:
+        column = _text_column(description_column)
+        if repeats is not None:  # a repeated triple keeps its first place and its last description
+            rows = np.arange(n)
+            rows[repeats[1]] = repeats[2]
+            column = column.take(pa.array(rows[repeats[0]]))
+        if len(column) and pc.max(pc.utf8_length(column)).as_py():
+            descriptions = column.to_pylist()
+    if repeats is not None:
+        u, v, rel_codes = u[repeats[0]], v[repeats[0]], rel_codes[repeats[0]]
+    s.append_edges(u, v, rel_labels, rel_codes, descriptions)
     return True

@@ -8,6 +8,7 @@ Aliases travel as one ``;``-separated attribute; an edge's relation is its
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from .bulk import add_triples, gc_paused
 from .graphml_plain import PlainGraphML, read_graphml_plain
 from .graphml_stream import Unusual, networkx_edge_order, read_graphml_columns
 from .paths import PathLike, graph_name
+from .textcolumns import alias_tuples, or_default
 
 __all__ = ["load_graphml", "save_graphml"]
 
@@ -65,7 +67,7 @@ def load_graphml(path: PathLike) -> KnowledgeGraph:
             column.append(value)
     kg._store.add_entities(*columns)
     ends = _edge_columns(*edges[:4])
-    coded = (edges[4], edges[5], columns[0]) if edges[4] is not None else None  # ends already numbered by the stream
+    coded = (edges[4], edges[5]) if edges[4] is not None else None  # ends already numbered by the stream: the nodes' places
     if ends[0] and not add_triples(kg, ends[0], ends[1], ends[2], ends[3] if any(ends[3]) else None, coded=coded):
         for source, relation, target, description in zip(*ends):  # pragma: no cover - astronomically large graphs, or no pyarrow
             kg.add_relation(source, relation, target, description)
@@ -78,7 +80,7 @@ def _first_column(g: PlainGraphML, names: tuple[str, ...], default: list[str]) -
     if not present:
         return default
     if len(present) == 1 and not g.typed & set(names):  # one string key: no call per row
-        return [v or d for v, d in zip(present[0], default)]
+        return or_default(present[0], default)
     return [next((str(v) for v in row[:-1] if v is not None and v != ""), row[-1]) for row in zip(*present, default)]
 
 
@@ -101,7 +103,7 @@ def _from_plain(path: Path, g: PlainGraphML) -> KnowledgeGraph:
         _first_column(g, ("name", "title", "label"), g.node_ids) + fresh,
         _first_column(g, ("type", "entity_type"), ["entity"] * declared) + ["entity"] * extra,
         _first_column(g, ("description",), [""] * declared) + [""] * extra,
-        [tuple(parse_aliases(a if a != "" else None)) for a in aliases] + [()] * extra if aliases else [()] * len(ids),
+        _alias_column(aliases, "aliases" in g.typed) + [()] * extra if aliases else [()] * len(ids),
     )
     if not n:
         return kg
@@ -117,10 +119,26 @@ def _from_plain(path: Path, g: PlainGraphML) -> KnowledgeGraph:
 
     rel_codes, rel_labels = _ordered_codes(relations, order)
     description_column = pa.array(descriptions, type=pa.string()).take(pa.array(order)) if descriptions is not None and any(descriptions) else None
-    if not add_triples(kg, None, None, None, description_column, coded=(u, v, ids), relation_codes=(rel_codes, rel_labels)):  # pragma: no cover
+    if not add_triples(kg, None, None, None, description_column, coded=(u, v), relation_codes=(rel_codes, rel_labels)):  # pragma: no cover
         for s, r, t, d in zip(u.tolist(), rel_codes.tolist(), v.tolist(), description_column.to_pylist() if description_column is not None else [""] * n):
             kg.add_relation(ids[s], rel_labels[r], ids[t], d)  # astronomically large graphs
     return kg
+
+
+def _alias_column(aliases: list[Any], typed: bool) -> list[tuple[str, ...]]:
+    """Each node's aliases attribute as a tuple (``;``-separated text, or a JSON list in the text), as parse_aliases reads it."""
+    if typed:
+        return [tuple(parse_aliases(a if a != "" else None)) for a in aliases]  # pragma: no cover - an alias key typed int or bool
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .delimited import PY_WHITESPACE
+
+    column = pa.array(aliases, type=pa.large_string())
+    out = alias_tuples(column)
+    listed = np.flatnonzero(pc.starts_with(pc.utf8_ltrim(column, characters=PY_WHITESPACE), "[").to_numpy(zero_copy_only=False)).tolist()
+    deque(map(out.__setitem__, listed, map(tuple, map(parse_aliases, map(aliases.__getitem__, listed)))), maxlen=0)  # a JSON list
+    return out
 
 
 def _ordered_codes(relations: list[str], order: Any) -> tuple[Any, list[str]]:

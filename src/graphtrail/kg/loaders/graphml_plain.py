@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .graphml_stream import _BOOL, Unusual, read_graphml_columns
+from .textcolumns import replace_where
 
 __all__ = ["PlainGraphML", "read_graphml_plain"]
 
@@ -133,7 +134,7 @@ def _converter(header: dict[str, Any], key_ids: list[str]) -> Any:
 
 def _values(column: tuple[str, ...], kind: Any, escaped: bool) -> list[Any]:
     """A captured column as networkx's values: unescaped, typed, empty text as absent."""
-    values = [_unescape(v) if "&" in v else v for v in column] if escaped else list(column)
+    values = replace_where(list(column), "&", _unescape) if escaped else list(column)
     if kind is str:
         return values
     try:

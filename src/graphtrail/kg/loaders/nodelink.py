@@ -10,10 +10,15 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import operator
 import zlib
 from contextvars import ContextVar
+from itertools import chain, repeat
+from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..._jsonread import JSONInputError
 from ..._jsonread import loads as json_loads
@@ -152,52 +157,78 @@ def _edge_row(edge: Any, where: str, filename: str) -> tuple[str, str, str, str]
 
 
 # Whole columns first, then the exact row readers above only for the rows that need a decision.
-# A column is pulled out with one comprehension per field; a row is "plain" when every field is
-# already what the row reader would return (a non-empty string; an id may be an int). Only the
-# other rows go through the row reader, in document order, so the first bad row is reported with
-# the same message as before and a million plain rows cost a few C-speed passes.
+# A column is pulled out with one C-level map per field (``dict.get`` through methodcaller); a row is
+# "plain" when every field is already what the row reader would return (a non-empty string; an id
+# may be an int). Only the other rows go through the row reader, in document order, so the first bad
+# row is reported with the same message as before and a million plain rows cost a few C-speed passes.
 _IDS = (str, int)
+_NONE = type(None)
+
+
+def _field(rows: list[Any], key: str) -> list[Any]:
+    return list(map(methodcaller("get", key), rows))
+
+
+def _rows_of_type(values: list[Any], kind: type) -> list[int]:
+    """The rows whose value's type is exactly ``kind`` (found in C)."""
+    return np.flatnonzero(np.fromiter(map(operator.is_, map(type, values), repeat(kind)), dtype=bool, count=len(values))).tolist()
 
 
 def _odd_rows(values: list[Any], allowed: tuple[type, ...], empty_ok: bool) -> set[int]:
     """Rows whose value is not one of the ``allowed`` types (exactly; bool is not int) or is empty."""
     kinds = set(map(type, values))
     odd: set[int] = set()
-    if not kinds <= set(allowed):
-        odd.update(i for i, v in enumerate(values) if type(v) not in allowed)
+    for kind in kinds - set(allowed):
+        odd.update(_rows_of_type(values, kind))
     if not empty_ok and "" in values:
-        odd.update(i for i, v in enumerate(values) if v == "")
+        odd.update(np.flatnonzero(np.fromiter(map(operator.eq, values, repeat("")), dtype=bool, count=len(values))).tolist())
     return odd
 
 
 def _as_text(values: list[Any]) -> list[str]:
-    return values if all(type(v) is str for v in values) else [v if type(v) is str else str(v) for v in values]
+    return values if set(map(type, values)) <= {str} else list(map(str, values))
+
+
+def _or_empty(values: list[Any]) -> list[Any]:
+    """``v or ""`` per value, in C when every value is a string or null (other rows are odd, and read again)."""
+    if set(map(type, values)) <= {str, _NONE}:
+        return list(map({None: ""}.get, values, values))
+    return [v or "" for v in values]
+
+
+def _alias_column(aliases: list[Any], odd: set[int]) -> list[tuple[str, ...]]:
+    """Each node's aliases as a tuple (null or missing: none); rows holding anything but a list of strings join ``odd``."""
+    n = len(aliases)
+    kinds = set(map(type, aliases))
+    if kinds <= {_NONE}:
+        return [()] * n
+    column = np.fromiter(aliases, dtype=object, count=n)
+    for kind in kinds - {list}:  # null: no aliases; anything else: the row reader decides
+        rows = _rows_of_type(aliases, kind)
+        if kind is not _NONE:
+            odd.update(rows)
+        empty = np.empty(len(rows), dtype=object)
+        empty.fill(())
+        column[rows] = empty
+    values = column.tolist()
+    if not set(map(type, chain.from_iterable(values))) <= {str}:
+        odd.update(i for i, v in enumerate(values) if any(type(a) is not str for a in v))
+    return list(map(tuple, values))
 
 
 def _node_columns(nodes: list[Any], filename: str) -> tuple[list[Any], ...]:
     try:
-        ids = [n["id"] for n in nodes]
-        names = [n.get("name") for n in nodes]
-        types = [n.get("type") for n in nodes]
-        descriptions = [n.get("description") for n in nodes]
-        aliases = [n.get("aliases") for n in nodes]
+        ids = list(map(itemgetter("id"), nodes))
+        names, types, descriptions, aliases = (_field(nodes, key) for key in ("name", "type", "description", "aliases"))
     except (KeyError, TypeError, AttributeError):  # a node that is not an object, or has no id
         ids = []
     if len(ids) != len(nodes):
         return tuple(map(list, zip(*(_node_row(n, i, filename) for i, n in enumerate(nodes))))) or ([], [], [], [], [])
     odd = _odd_rows(ids, _IDS, False) | _odd_rows(names, (str,), False) | _odd_rows(types, (str,), False)
-    odd |= _odd_rows(descriptions, (str, type(None)), True)
-    alias_tuples: list[tuple[str, ...]] = []
-    for i, value in enumerate(aliases):
-        if value is None or value == []:
-            alias_tuples.append(())
-        elif type(value) is list and all(type(a) is str for a in value):
-            alias_tuples.append(tuple(value))
-        else:
-            alias_tuples.append(())
-            odd.add(i)
+    odd |= _odd_rows(descriptions, (str, _NONE), True)
+    alias_tuples = _alias_column(aliases, odd)
     ids = _as_text(ids)
-    descriptions = [d or "" for d in descriptions]
+    descriptions = _or_empty(descriptions)
     for i in sorted(odd):
         ids[i], names[i], types[i], descriptions[i], alias_tuples[i] = _node_row(nodes[i], i, filename)
     return ids, names, types, descriptions, alias_tuples
@@ -205,19 +236,17 @@ def _node_columns(nodes: list[Any], filename: str) -> tuple[list[Any], ...]:
 
 def _edge_columns(edges: list[Any], edge_key: str, filename: str) -> tuple[list[str], ...]:
     try:
-        sources = [e["source"] for e in edges]
-        targets = [e["target"] for e in edges]
-        relations = [e.get("relation") for e in edges]
-        descriptions = [e.get("description") for e in edges]
+        sources, targets = list(map(itemgetter("source"), edges)), list(map(itemgetter("target"), edges))
+        relations, descriptions = _field(edges, "relation"), _field(edges, "description")
     except (KeyError, TypeError, AttributeError):
         sources = []
     if len(sources) != len(edges):
         rows = (_edge_row(e, f"{edge_key}[{i}]", filename) for i, e in enumerate(edges))
         return tuple(map(list, zip(*rows))) or ([], [], [], [])
     odd = _odd_rows(sources, _IDS, False) | _odd_rows(targets, _IDS, False) | _odd_rows(relations, (str,), False)
-    odd |= _odd_rows(descriptions, (str, type(None)), True)
+    odd |= _odd_rows(descriptions, (str, _NONE), True)
     sources, targets = _as_text(sources), _as_text(targets)
-    descriptions = [d or "" for d in descriptions]
+    descriptions = _or_empty(descriptions)
     for i in sorted(odd):
         sources[i], relations[i], targets[i], descriptions[i] = _edge_row(edges[i], f"{edge_key}[{i}]", filename)
     return sources, relations, targets, descriptions
@@ -235,8 +264,9 @@ def kg_from_document(doc: Any, filename: str) -> KnowledgeGraph:
     name = graph_attrs.get("name")
     kg = KnowledgeGraph(name=_text(name, "graph.name", filename) if name else graph_name(Path(filename)))
     columns = _node_columns(doc["nodes"], filename)
-    if len(set(columns[0])) == len(columns[0]):
-        kg._store.add_entities(*columns)
+    index = dict(zip(columns[0], range(len(columns[0]))))
+    if len(index) == len(columns[0]):
+        kg._store.add_entities(*columns, index=index)
     else:  # a repeated node: the last one's attributes, at the first one's place (as add_entity does)
         for values in zip(*columns):
             kg.add_entity(*values)

@@ -12,12 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import KGError, KGWarning
 from ..fields import ALIAS_SEPARATOR
 from ..graph import KnowledgeGraph
-from .delimited import delimiter_name, fast_columns, read_bytes, read_records, read_text, sniff_delimiter
-from .bulk import add_triples
+from .delimited import PY_WHITESPACE, delimiter_name, fast_columns, read_bytes, read_records, read_text, sniff_delimiter
+from .bulk import add_triples, gc_paused
 from .paths import PathLike, graph_name
+from .textcolumns import alias_tuples, casefold
 
 __all__ = ["load_triples", "find_entity_table", "FAST_PATH_BYTES"]
 
@@ -67,11 +70,13 @@ def _warn_unread_columns(path: Path, lineno: int, header: Sequence[str], used: S
         )
 
 
-def _entity_table_fast(path: Path) -> dict[str, list[Any]] | None:
+def _entity_table_fast(path: Path) -> dict[str, Any] | None:
     """The entity table's columns read with pyarrow, or ``None`` when the exact reader must decide.
 
     Declines (and the exact reader then names the line) on anything it would
     have to report: a missing id column, an empty or repeated id, ragged rows.
+    Besides the five columns (Python lists, what the graph stores) it returns
+    ``index`` (id -> row) and ``arrow_ids``/``arrow_names``, for resolving triples in columns.
     """
     raw = read_bytes(path)
     if len(raw) < FAST_PATH_BYTES:
@@ -88,43 +93,75 @@ def _entity_table_fast(path: Path) -> dict[str, list[Any]] | None:
         return None
     body = {n: c.slice(1) for n, c in zip(names, columns) if n in _ENTITY_COLUMNS}
     ids = body["id"]
-    if len(ids) == 0 or pc.min(pc.utf8_length(ids)).as_py() == 0 or pc.count_distinct(ids).as_py() < len(ids):
+    if len(ids) == 0 or pc.min(pc.utf8_length(ids)).as_py() == 0:
+        return None
+    id_list = ids.to_pylist()
+    index = dict(zip(id_list, range(len(id_list))))
+    if len(index) < len(id_list):  # a repeated id: the exact reader names both lines
         return None
     header_line = raw[: len(raw) - len(raw.lstrip(b"\r\n"))].count(b"\n") + 1
     _warn_unread_columns(path, header_line, header, [i for i, n in enumerate(names) if n in _ENTITY_COLUMNS], ", ".join(_ENTITY_COLUMNS))
 
-    def filled(name: str, default: Any) -> list[str]:
+    def filled(name: str, default: Any) -> Any:
         column = body.get(name)
         if column is None:
-            return [default] * len(ids) if isinstance(default, str) else ids.to_pylist()
-        empty = pc.equal(pc.utf8_length(column), 0)
-        return pc.if_else(empty, default, column).to_pylist()
+            return default
+        return pc.if_else(pc.equal(pc.utf8_length(column), 0), default, column)
 
-    aliases: list[tuple[str, ...]] = [()] * len(ids)
-    if "aliases" in body:
-        aliases = [tuple(a.strip() for a in v.split(ALIAS_SEPARATOR) if a.strip()) if v else () for v in body["aliases"].to_pylist()]
+    name_column = filled("name", ids)
+    type_column = filled("type", "entity")
     return {
-        "id": ids.to_pylist(),
-        "name": filled("name", ids),
-        "type": filled("type", "entity"),
+        "arrow_names": name_column,
+        "id": id_list,
+        "name": id_list if name_column is ids else name_column.to_pylist(),
+        "type": [type_column] * len(ids) if isinstance(type_column, str) else type_column.to_pylist(),
         "description": body["description"].to_pylist() if "description" in body else [""] * len(ids),
-        "aliases": aliases,
+        "aliases": alias_tuples(body["aliases"]) if "aliases" in body else [()] * len(ids),
+        "index": index,
+        "arrow_ids": ids,
     }
 
 
-def _add_entity_table(kg: KnowledgeGraph, path: Path) -> dict[str, str | None]:
-    """Add the table's entities to the (empty) graph; returns casefolded name -> id (``None``: ambiguous)."""
-    columns = _entity_table_fast(path)
-    if columns is None:
-        records = _read_entity_table(path)
-        columns = {k: [r[k] for r in records] for k in _ENTITY_COLUMNS}
-        columns["aliases"] = [tuple(a) for a in columns["aliases"]]
-    kg._store.add_entities(columns["id"], columns["name"], columns["type"], columns["description"], columns["aliases"])
+def _name_resolver(names: Any) -> Any:
+    """Distinct triple values (an Arrow array) -> the row of the one entity whose name they casefold to (-1: none, or several).
+
+    ``names``: the table's names, in row order (an Arrow array or a list).
+    """
+
+    def resolve(values: Any) -> np.ndarray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        folded = casefold(names if not isinstance(names, list) else pa.array(names, type=pa.large_string()))
+        codes = pc.dictionary_encode(folded).indices.to_numpy(zero_copy_only=False)
+        unique = np.bincount(codes)[codes] == 1  # per entity: no other entity has its name
+        wanted = casefold(values).cast(folded.type)
+        at = pc.index_in(wanted, value_set=folded).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return np.where((at >= 0) & unique[np.maximum(at, 0)], at, -1)
+
+    return resolve
+
+
+def _names_bycasefold(ids: list[str], names: list[str]) -> dict[str, str | None]:
+    """Casefolded name -> id (``None``: ambiguous), for the exact reader's one lookup per row."""
     by_name: dict[str, str | None] = {}
-    for eid, name in zip(columns["id"], columns["name"]):
+    for eid, name in zip(ids, names):
         key = name.casefold()
         by_name[key] = None if key in by_name else eid  # None marks an ambiguous name
     return by_name
+
+
+def _add_entity_table(kg: KnowledgeGraph, path: Path) -> dict[str, Any] | None:
+    """Add the table's entities to the (empty) graph; returns the fast reader's columns (``None``: the exact reader read it)."""
+    columns = _entity_table_fast(path)
+    if columns is None:
+        records = _read_entity_table(path)
+        table = {k: [r[k] for r in records] for k in _ENTITY_COLUMNS}
+        table["aliases"] = [tuple(a) for a in table["aliases"]]
+        kg._store.add_entities(table["id"], table["name"], table["type"], table["description"], table["aliases"])
+        return None
+    kg._store.add_entities(columns["id"], columns["name"], columns["type"], columns["description"], columns["aliases"], index=columns["index"])
+    return columns
 
 
 def _read_entity_table(path: Path) -> list[dict[str, Any]]:
@@ -184,25 +221,35 @@ def load_triples(
     path = Path(path)
     kg = KnowledgeGraph(name=graph_name(path))
     table_path = Path(entities) if entities is not None else find_entity_table(path)
-    by_name: dict[str, str | None] = {}
+    table: dict[str, Any] | None = None
     if table_path is not None:
         if not table_path.is_file():
             raise KGError(f"entity table not found: {table_path}")
-        by_name = _add_entity_table(kg, table_path)
-    known = kg._store.index
-
-    def resolve(value: str) -> str:
-        if value in known:
-            return value
-        found = by_name.get(value.casefold())
-        return found if found else value
+        with gc_paused():
+            table = _add_entity_table(kg, table_path)
 
     raw = read_bytes(path)
     if fast if fast is not None else len(raw) >= FAST_PATH_BYTES:
         text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw)
-        plain = table_path is None  # no entity table: every value is its own id
-        if _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), None if plain else resolve):
+        if table_path is None:  # no entity table: every value is its own id
+            known, by_name = None, None
+        elif table is not None:
+            known, by_name = table["arrow_ids"], _name_resolver(table["arrow_names"])
+        else:  # the exact reader read the table
+            known, by_name = None, _name_resolver(kg._store.names)
+        with gc_paused():  # many strings and tuples, no cycles
+            loaded = _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), known, by_name)
+        if loaded:
             return kg
+    known_ids = kg._store.index
+    names = _names_bycasefold(kg._store.ids, kg._store.names) if table_path is not None else {}
+
+    def resolve(value: str) -> str:
+        if value in known_ids:
+            return value
+        found = names.get(value.casefold())
+        return found if found else value
+
     text = read_text(path, raw)
     delimiter = delimiter or sniff_delimiter(path, text)
     rows = read_records(path, text, delimiter)
@@ -240,16 +287,16 @@ def _header_columns(path: Path, lineno: int, header: Sequence[str], warn: bool =
     return (0, 1, 2, description if description is not None else -1)
 
 
-def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: str, resolve: Any) -> bool:
-    """Load with pyarrow; ``False`` (nothing loaded) whenever the exact reader must decide or pyarrow is missing."""
+def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: str, known: Any, by_name: Any) -> bool:
+    """Load with pyarrow, in columns; ``False`` (no triple added) whenever the exact reader must decide or pyarrow is missing."""
     try:
         import pyarrow.compute as pc
     except ImportError:  # pyarrow is optional (graphtrail[graphrag]): the exact reader loads it, slower
         return False
-    columns = fast_columns(raw, delimiter)
+    columns = fast_columns(raw, delimiter, strip=False)  # heads, relations, tails: stripped by their distinct values
     if columns is None or len(columns) < 3:
         return False
-    first = [c[0].as_py() for c in columns]
+    first = [c[0].as_py().strip() for c in columns]
     desc_col = 3
     skip = 0
     if _is_triples_header(first):
@@ -262,11 +309,9 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: st
     if n <= 0:
         return False
     heads, relations, tails = (columns[i].slice(skip) for i in range(3))
-    for column in (heads, relations, tails):
-        if pc.min(pc.utf8_length(column)).as_py() == 0:  # an empty cell: the exact reader names its line
-            return False
-    if not add_triples(kg, heads, relations, tails, columns[desc_col].slice(skip) if 0 <= desc_col < len(columns) else None, resolve):
-        return False
+    descriptions = pc.utf8_trim(columns[desc_col].slice(skip), characters=PY_WHITESPACE) if 0 <= desc_col < len(columns) else None
+    if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True):
+        return False  # an empty cell (the exact reader names its line), or no pyarrow
     if skip:
         _header_columns(path, header_line, first)  # warns about columns it does not read
     return True
