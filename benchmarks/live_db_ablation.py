@@ -13,12 +13,13 @@ neighbours, a lookup by id) with ``--think-ms`` of model time between them.
 Mechanisms, interleaved round by round in one process:
 
 - ``plain``: the unwrapped connection/driver, no ablation (the floor);
-- ``rollback``: graphtrail's wrapper: each query in a write transaction that
-  applies the condition and is rolled back. LadybugDB has one writer, so these
-  queue behind each other; Neo4j runs them side by side (row locks);
-- ``scratch`` (LadybugDB): a copy of the database per distinct condition
-  (file copy, the condition committed in the copy, then read-only queries that
-  need no writer slot): the alternative the serialisation is weighed against.
+- ``rollback``: each query in a write transaction that applies the condition
+  and is rolled back (the Neo4j wrapper; for LadybugDB, what its wrapper does
+  for an in-memory database). LadybugDB has one writer, so these queue behind
+  each other; Neo4j runs them side by side (row locks);
+- ``copy`` (LadybugDB, the wrapper on a database file): a copy of the database
+  per distinct condition (file copy, the condition committed in the copy, then
+  queries that need no writer slot), shared by the condition's queries.
 
 It prints each mechanism's wall time for the whole round and per-query
 p50/p99, and the ratio to ``plain``.
@@ -31,7 +32,6 @@ import contextlib
 import contextvars
 import os
 import random
-import shutil
 import statistics
 import sys
 import tempfile
@@ -101,36 +101,6 @@ def build_ladybug(path: Path, nodes: list[dict[str, Any]], edges: np.ndarray) ->
     db.close()
 
 
-class Scratch:
-    """A copy of the database per distinct condition, the condition committed in it (the alternative)."""
-
-    def __init__(self, source: Path, root: Path) -> None:
-        self.source, self.root = source, root
-        self.copies: dict[Any, Any] = {}
-        self.lock = threading.Lock()
-
-    def connection(self, graph_filter: Any) -> Any:
-        import ladybug
-
-        from graphtrail.kg.live_ablate import NodeFields, ablation_statements
-
-        with self.lock:
-            found = self.copies.get(graph_filter)
-        if found is not None:
-            return found
-        target = Path(tempfile.mkdtemp(dir=self.root)) / "copy.lbug"
-        shutil.copyfile(self.source, target)
-        db = ladybug.Database(str(target), buffer_pool_size=64 << 20, max_db_size=1 << 34)  # many open at once
-        conn = ladybug.Connection(db)
-        for statement, params in ablation_statements(graph_filter, NodeFields(), dialect="ladybug",
-                                                     present={"id", "name", "description", "aliases"}):
-            conn.execute(statement, params)
-        found = (db, conn, threading.Lock())
-        with self.lock:
-            self.copies[graph_filter] = found
-        return found
-
-
 def ladybug_mechanisms(path: Path, scratch_root: Path) -> dict[str, Callable[[str, dict[str, Any]], Any]]:
     import ladybug
 
@@ -140,21 +110,18 @@ def ladybug_mechanisms(path: Path, scratch_root: Path) -> dict[str, Callable[[st
     plain_conn = ladybug.Connection(db)
     plain_lock = threading.Lock()
     wrapped = ablated_connection(ladybug.Connection(db))
-    scratch = Scratch(path, scratch_root)
 
     def plain(query: str, params: dict[str, Any]) -> Any:
         with plain_lock:
             return plain_conn.execute(query, params).get_all()
 
-    def rollback(query: str, params: dict[str, Any]) -> Any:
+    def copy(query: str, params: dict[str, Any]) -> Any:
         return wrapped.execute(query, params).get_all()
 
-    def copied(query: str, params: dict[str, Any]) -> Any:
-        _, conn, lock = scratch.connection(active_filter())
-        with lock:
-            return conn.execute(query, params).get_all()
+    def rollback(query: str, params: dict[str, Any]) -> Any:  # what the wrapper does for an in-memory database
+        return wrapped._rolled_back(db, active_filter(), query, params).get_all()
 
-    return {"plain": plain, "rollback": rollback, "scratch": copied}
+    return {"plain": plain, "copy": copy, "rollback": rollback}
 
 
 # --------------------------------------------------------------------------- Neo4j

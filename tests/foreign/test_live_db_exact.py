@@ -96,10 +96,10 @@ def plain(value: Any) -> Any:
 # ---------------------------------------------------------------- LadybugDB
 
 
-def ladybug_db(path: Path, graph_filter: GraphFilter | None = None) -> tuple[Any, Any]:
+def ladybug_db(path: Path | None, graph_filter: GraphFilter | None = None) -> tuple[Any, Any]:
     import ladybug
 
-    db = ladybug.Database(str(path))
+    db = ladybug.Database(str(path) if path else ":memory:")
     conn = ladybug.Connection(db)
     conn.execute("CREATE NODE TABLE E(id STRING PRIMARY KEY, name STRING, description STRING, aliases STRING)")
     conn.execute("CREATE REL TABLE LINK(FROM E TO E)")
@@ -131,11 +131,12 @@ def ladybug_pair(tmp_path: Path) -> Iterator[Callable[[GraphFilter | None], Any]
         db.close()
 
 
+@pytest.mark.parametrize("where", ["file", "memory"])  # a copy per condition; in memory, rolled-back transactions
 @pytest.mark.parametrize("condition", list(FILTERS))
 def test_every_query_shape_on_ladybugdb_equals_a_database_without_the_entities(
-        condition: str, ladybug_pair: Any, tmp_path: Path) -> None:
+        condition: str, where: str, ladybug_pair: Any, tmp_path: Path) -> None:
     graph_filter = FILTERS[condition]
-    full = ablated_connection(ladybug_pair(None))
+    full = ablated_connection(ladybug_pair(None) if where == "file" else ladybug_db(None)[1])
     oracle = ladybug_pair(graph_filter)
     for shape, query in SHAPES.items():
         with use_filter(graph_filter):
@@ -148,10 +149,11 @@ def test_every_query_shape_on_ladybugdb_equals_a_database_without_the_entities(
         assert full.execute(SHAPES["two_hops"], {"q": "q"}).get_as_arrow().num_rows == 1  # every export reads it
 
 
-def test_a_query_that_would_commit_is_refused_inside_a_run(ladybug_pair: Any) -> None:
+def test_a_query_that_would_commit_is_refused_inside_a_rolled_back_run(ladybug_pair: Any) -> None:
     from graphtrail.kg import KGError
 
-    conn = ablated_connection(ladybug_pair(None))
+    _, conn = ladybug_db(None)  # in memory: the rolled-back transaction, which a COMMIT would end
+    conn = ablated_connection(conn)
     with use_filter(FILTERS["hidden"]), pytest.raises(KGError, match="may not begin, commit"):
         conn.execute("MATCH (n:E) RETURN n; COMMIT")
     assert len(ladybug_rows(conn, SHAPES["scalars"])) == len(NODES)
@@ -204,7 +206,7 @@ def _killed_inside_the_transaction(script: str, root: Path) -> str:
     return line
 
 
-def test_ladybugdb_killed_inside_the_ablation_keeps_its_data(tmp_path: Path) -> None:
+def test_ladybugdb_killed_inside_an_ablated_query_keeps_its_data(tmp_path: Path) -> None:
     pytest.importorskip("ladybug")
     db, conn = ladybug_db(tmp_path / "kill.lbug")
     conn.execute("UNWIND range(1, 3000) AS i CREATE (:E {id: concat('x', CAST(i AS STRING)), name: 'X', description: 'x'})")
@@ -231,9 +233,19 @@ def test_ladybugdb_killed_inside_the_ablation_keeps_its_data(tmp_path: Path) -> 
     assert line.split() == ["inside", str(len(NODES) + 3000 - 2002)]  # the ablation was applied when it died
     import ladybug
 
+    from graphtrail.kg.backends.scratch import PREFIX
+
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(PREFIX)]
+    assert len(left) == 1  # the dead run's condition copy
     db = ladybug.Database(str(tmp_path / "kill.lbug"))
     conn = ladybug.Connection(db)
     assert (ladybug_rows(conn, SHAPES["scalars"]), ladybug_rows(conn, SHAPES["count"])) == before
+    wrapped = ablated_connection(conn)
+    with use_filter(FILTERS["hidden"]):
+        assert len(ladybug_rows(wrapped, SHAPES["scalars"])) == len(NODES) + 3000 - 1
+    assert not left[0].exists()  # swept by the next copy
+    wrapped.close()
+    assert [p for p in tmp_path.iterdir() if p.name.startswith(PREFIX)] == []
     db.close()
 
 
