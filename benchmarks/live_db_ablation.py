@@ -154,6 +154,7 @@ def run_round(fn: Callable[[str, dict[str, Any]], Any], picks: list[tuple[str, A
     from graphtrail.kg import use_filter
 
     latencies: list[float] = []
+    errors: list[str] = []
     lock = threading.Lock()
     todo = list(picks)
 
@@ -168,7 +169,12 @@ def run_round(fn: Callable[[str, dict[str, Any]], Any], picks: list[tuple[str, A
                     if i:
                         time.sleep(think_s)
                     t = time.perf_counter()
-                    fn(QUERIES[i % len(QUERIES)], {"q": start})
+                    try:
+                        fn(QUERIES[i % len(QUERIES)], {"q": start})
+                    except Exception as exc:  # counted and printed: a mechanism that fails is not a fast one
+                        with lock:
+                            errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+                        continue
                     with lock:
                         latencies.append(time.perf_counter() - t)
 
@@ -178,6 +184,8 @@ def run_round(fn: Callable[[str, dict[str, Any]], Any], picks: list[tuple[str, A
         t.start()
     for t in threads:
         t.join()
+    if errors:
+        print(f"  {len(errors)} queries failed, e.g. {errors[0]}", flush=True)
     return time.perf_counter() - t0, latencies
 
 

@@ -14,7 +14,9 @@ other's locks (for a query's length); a deadlock Neo4j detects is retried.
 
 from __future__ import annotations
 
+import contextlib
 import random
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -27,7 +29,11 @@ __all__ = ["AblatedDriver"]
 T = TypeVar("T")
 
 #: How often a transaction that failed with a transient error (a deadlock between two runs' deletions) is retried.
-RETRIES = 8
+RETRIES = 20
+#: After this many failed attempts, a query's retries run one at a time in this process (they cannot deadlock
+#: each other then): eight runs deleting around the same hubs otherwise keep choosing each other as victims.
+SERIAL_AFTER = 2
+_SERIAL = threading.Lock()
 
 
 def _apply(tx: Any, graph_filter: GraphFilter, fields: NodeFields) -> None:
@@ -41,17 +47,20 @@ def _rolled_back(session: Any, graph_filter: GraphFilter, fields: NodeFields, wo
     from neo4j.exceptions import TransientError
 
     for attempt in range(RETRIES + 1):
-        tx = session.begin_transaction(**begin)
-        try:
-            _apply(tx, graph_filter, fields)
-            return work(tx)
-        except TransientError:
-            if attempt == RETRIES:
-                raise
-        finally:
-            if not tx.closed():
+        with _SERIAL if attempt >= SERIAL_AFTER else contextlib.nullcontext():
+            tx = session.begin_transaction(**begin)
+            try:
+                _apply(tx, graph_filter, fields)
+                out = work(tx)
+            except BaseException as exc:
+                with contextlib.suppress(Exception):  # a failed transaction may refuse the rollback: it is over anyway
+                    tx.rollback()
+                if not isinstance(exc, TransientError) or attempt == RETRIES:
+                    raise
+            else:
                 tx.rollback()
-        time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+                return out
+        time.sleep(random.uniform(0.0, min(0.5, 0.01 * 2**attempt)))
     raise AssertionError("unreachable")  # pragma: no cover
 
 
