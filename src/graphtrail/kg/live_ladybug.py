@@ -5,8 +5,12 @@ mechanism (each query in a write transaction that is rolled back) would queue
 every ablated query of every concurrent run behind one writer, and deleting a
 hub's relationships again for each query is slow. Measured at concurrency 8
 (``benchmarks/live_db_ablation.py``, 100k edges, 200 ms of model time between
-queries) it made a round 4.6x slower than unablated queries; a copy per
-condition made it 1.06x. So, inside an ablation run, ``execute``:
+queries, a shared 2-core machine at load ~15-18), against unablated queries:
+rolled-back transactions 6.1x, a copy per condition 5.3x (13.1x and 11.3x
+without model time; an earlier copy that never closed its copies, 1.06x against
+4.6x). Both pay for deleting the hidden hubs' relationships; a copy pays it once
+per condition, in parallel with the other runs. So, inside an ablation run,
+``execute``:
 
 - finds or makes the condition's copy: the database file (and its write-ahead
   log, so what was committed but not yet checkpointed is in it) copied into a
