@@ -306,6 +306,8 @@ def test_every_query_shape_on_neo4j_equals_a_database_without_the_entities(neo4j
             assert tx.run(SHAPES["count"]).single()["edges"] == 2
             tx.run("MATCH (n:E {id: 'q'}) SET n.name = 'changed'").consume()
             tx.commit()
+            with session.begin_transaction() as tx:  # leaving the block commits a driver's transaction: not this one
+                assert tx.run(SHAPES["two_hops"], {"q": "q"}).single()["c"]["id"] == "e"
         assert {shape: neo4j_rows(raw, query) for shape, query in SHAPES.items()} == committed
 
 

@@ -134,10 +134,17 @@ class _Wrapped:
 
 
 class _AblatedTransaction(_Wrapped):
-    """A transaction graphtrail opened with the condition applied: ``commit`` rolls back (nothing is committed)."""
+    """A transaction graphtrail opened with the condition applied: ``commit`` rolls back (nothing is committed).
+
+    So does leaving its ``with`` block, which commits a driver's transaction.
+    """
 
     def commit(self) -> None:
         self._inner.rollback()
+
+    def __exit__(self, *exc: Any) -> None:
+        if not self._inner.closed():
+            self._inner.rollback()
 
 
 class _AblatedSession(_Wrapped):
