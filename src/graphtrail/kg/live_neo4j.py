@@ -173,7 +173,7 @@ class _AblatedSession(_Wrapped):
         graph_filter = current_filter()
         begin = {k: getattr(work, k) for k in ("metadata", "timeout") if getattr(work, k, None) is not None}
         assert graph_filter is not None
-        return _rolled_back(self._inner, graph_filter, self._fields, lambda tx: work(tx, *args, **kwargs), **begin)
+        return _rolled_back(self._inner, graph_filter, self._fields, lambda tx: work(_AblatedTransaction(tx, self._fields), *args, **kwargs), **begin)
 
     def execute_read(self, transaction_function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if current_filter() is None:
