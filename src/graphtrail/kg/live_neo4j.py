@@ -173,7 +173,9 @@ class _AblatedSession(_Wrapped):
         graph_filter = current_filter()
         begin = {k: getattr(work, k) for k in ("metadata", "timeout") if getattr(work, k, None) is not None}
         assert graph_filter is not None
-        return _rolled_back(self._inner, graph_filter, self._fields, lambda tx: work(_AblatedTransaction(tx, self._fields), *args, **kwargs), **begin)
+        fields = self._fields
+        return _rolled_back(self._inner, graph_filter, fields,
+                            lambda tx: work(_AblatedTransaction(tx, fields), *args, **kwargs), **begin)
 
     def execute_read(self, transaction_function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if current_filter() is None:
