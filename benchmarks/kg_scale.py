@@ -22,12 +22,16 @@ prints:
 - the yardstick: the default ``pandas.read_csv(path, sep="\\t")`` of the same file (CPU, warmed up);
 - for databases, ``kg import`` (load the file, write the database) and opening
   it; in memory, the load (targets at 1M edges: <= 5 s CPU, <= 1 GB, <= 3x read_csv);
-- the search index build (first query), search p50 and p99 over names and
-  typo'd names: over the first calls, then over other names after a warm-up
-  (targets at 1M edges, warmed up: p50 <= 20 ms in memory, <= 50 ms in a
-  database). A just-started Neo4j JVM is still compiling its query code
-  (JIT) during its first few hundred searches and spends 1.5-4x the CPU of a warm one:
-  both figures are printed, the target reads the warmed-up one;
+- the first search after open (in memory: it builds the search index), and
+  search p50 and p99 over names and typo'd names: over the first 25 calls
+  after the graph was opened (the cold figure), then over other names after
+  500 more (the warm one). Targets: in memory p50 <= 20 ms CPU warm; in a
+  database, what the first users after a start see: cold p50 <= 50 ms and
+  p99 <= 150 ms (at 300k and 1M edges). graphtrail warms a database graph as
+  it opens it (kg/backends/warmup.py): its time is part of the open and printed
+  on its own row. For Neo4j the harness cannot restart on the same store, so
+  the query caches are cleared before the open; its JVM has run the import,
+  not the search queries, whose code is as cold as after a restart;
 - communities: Leiden, computed (the cache beside the file is removed first;
   databases read the communities stored at import) (target <= 10 s CPU at 1M);
 - each tool's p50 and p99 (``get_neighbors`` on the biggest hub and on a typical
@@ -169,7 +173,7 @@ def _open_memory(path: Path, scratch: Path, stack: contextlib.ExitStack) -> Open
     return Opened(kg, {"load_s": t.wall, "load_cpu_s": t.cpu})
 
 
-def _import_then_open(path: Path, target: str, server: int | None) -> Opened:
+def _import_then_open(path: Path, target: str, server: int | None, before_open: Callable[[], None] = lambda: None) -> Opened:
     from graphtrail.kg import load_kg
     from graphtrail.kg.backends import import_graph
 
@@ -179,10 +183,22 @@ def _import_then_open(path: Path, target: str, server: int | None) -> Opened:
         import_graph(source, target)
     out["import_s"], out["import_cpu_s"] = t.wall, t.cpu
     del source
+    before_open()
     with _Timed(server) as t:
-        kg = load_kg(target)
+        kg = load_kg(target)  # graphtrail warms the database here (kg/backends/warmup.py)
     out["load_s"], out["load_cpu_s"] = t.wall, t.cpu
+    warmup = getattr(getattr(kg, "_shared", None), "warmup", None) or {}
+    out["warmup_s"], out["warmup_queries"] = warmup.get("seconds", 0.0), warmup.get("queries", 0)
     return Opened(kg, out, server)
+
+
+def _clear_query_caches(bolt_uri: str) -> None:
+    """As after a restart: no cached query plans. (The harness cannot restart on the same store; its JVM has
+    run the import, not the search queries, so their code is as cold as after a restart.)"""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(bolt_uri, auth=None) as driver:
+        driver.execute_query("CALL db.clearQueryCaches()")
 
 
 def _open_lbug(path: Path, scratch: Path, stack: contextlib.ExitStack) -> Opened:
@@ -237,7 +253,7 @@ def _open_neo4j(path: Path, scratch: Path, stack: contextlib.ExitStack) -> Opene
     if abs(_bytes(memory["pagecache"]) - _bytes(asked)) > 0.01 * _bytes(asked):
         raise SystemExit(f"neo4j: asked for a {asked} page cache but the server runs with {memory['pagecache']} "
                          "(a launcher built before it was configurable? rerun scripts/install_neo4j_harness.sh)")
-    opened = _import_then_open(path, server.bolt_uri, pid)
+    opened = _import_then_open(path, server.bolt_uri, pid, lambda: _clear_query_caches(server.bolt_uri))
     stack.callback(opened.kg.close)
     opened.timings["neo4j_pagecache_mb"] = _bytes(memory["pagecache"]) / 1024**2
     opened.timings["neo4j_heap_mb"] = _bytes(memory["heap_max_bytes"]) / 1024**2
@@ -270,6 +286,8 @@ class _Calls:
 
     def __init__(self, server: int | None) -> None:
         self.server = server
+        self.last: list[float] = []  # the wall times of the last run's calls, in s
+        self.last_cpu: list[float] = []
 
     def run(self, fn: Callable[[], Any], n: int) -> tuple[float, float, float]:
         """Median wall, 99th-percentile wall, median CPU of ``n`` calls, in ms."""
@@ -280,6 +298,7 @@ class _Calls:
             fn()
             times.append(time.perf_counter() - start)
             cpu.append(time.process_time() + _proc_cpu(self.server) - c)
+        self.last, self.last_cpu = times, cpu
         p99 = float(np.percentile(times, 99, method="higher"))
         return 1000 * statistics.median(times), 1000 * p99, 1000 * statistics.median(cpu)
 
@@ -336,25 +355,25 @@ def _exercise(kg: Any, repeats: int, communities: bool, calls: _Calls) -> dict[s
     queries = [_typo(n, rng) if i % 2 else n for i, n in enumerate(names)]
     hub = max(ids[: min(len(ids), 2000)], key=kg.degree)
 
-    with _Timed(calls.server) as t:
-        tools = {t.name: t for t in make_graph_tools(kg)}
-        tools["search_entities"].invoke({"query": queries[0]})
-    out["search_first_s"], out["search_first_cpu_s"] = t.wall, t.cpu
+    tools = {t.name: t for t in make_graph_tools(kg)}
 
     def record(key: str, fn: Callable[[], Any]) -> None:
         p50, p99, cpu = calls.run(fn, repeats)
         out[f"{key}_p50_ms"], out[f"{key}_p99_ms"], out[f"{key}_p50_cpu_ms"] = p50, p99, cpu
 
-    # A database server compiles its query code (the JVM's JIT) over its first calls: a just-started Neo4j
-    # at 1M edges spent 86 ms of CPU per search over its first 25, 30-54 ms over the next 300, and 21-24 ms
-    # from about the 500th on (windows of 25, one run, load average ~4.8). Those first calls are reported as
-    # they are, then WARMUP_CALLS more (not measured), then the p50 of a warmed server, as a long-running
-    # one answers. Other entities' names each time, so no measured query was asked before (the client
-    # memoises label scores).
+    # The first users after a start: the first `repeats` searches after the graph was opened (the first
+    # one included; it is also printed alone), which is what the targets read. graphtrail warms a
+    # database when it opens it (kg/backends/warmup.py; its cost is in the open time and printed on its
+    # own row). Before that warm-up, a just-started Neo4j at 1M edges spent 86 ms of CPU per search over
+    # its first 25, 30-54 ms over the next 300, and 21-24 ms from about the 500th on (its JIT compiling
+    # the query code). After the first calls, WARMUP_CALLS more (not measured), then the p50 of a
+    # long-running server. Other entities' names each time, so no measured query was asked before (the
+    # client memoises label scores).
     others = [ids[rng.randrange(len(ids))] for _ in range(repeats + WARMUP_CALLS)]
     other_queries = [_typo(n, rng) if i % 2 else n for i, n in enumerate(kg.entity(e).name for e in others)]
-    oi = iter(other_queries)
+    oi = iter([queries[0], *other_queries])
     record("search_cold", lambda: tools["search_entities"].invoke({"query": next(oi)}))
+    out["search_first_s"], out["search_first_cpu_s"] = calls.last[0], calls.last_cpu[0]
     for q in oi:
         tools["search_entities"].invoke({"query": q})
     qi = iter(queries * 3)
@@ -403,10 +422,12 @@ ROWS = [
     ("load_cpu_s", "  (CPU)", "s"),
     ("rss_start_mb", "RSS before load (imports)", "MB"),
     ("rss_load_mb", "peak RSS after load", "MB"),
-    ("search_first_s", "search index build (first query)", "s"),
+    ("warmup_s", "warm-up at open (part of open)", "s"),
+    ("warmup_queries", "  (queries it asked)", ""),
+    ("search_first_s", "first search after open", "s"),
     ("search_first_cpu_s", "  (CPU)", "s"),
-    ("search_cold_p50_ms", "search_entities p50, first calls", "ms"),
-    ("search_cold_p99_ms", "search_entities p99, first calls", "ms"),
+    ("search_cold_p50_ms", "search_entities p50, first 25 after open", "ms"),
+    ("search_cold_p99_ms", "search_entities p99, first 25 after open", "ms"),
     ("search_cold_p50_cpu_ms", "  (CPU p50)", "ms"),
     ("search_p50_ms", "search_entities p50 (warmed up)", "ms"),
     ("search_p99_ms", "search_entities p99 (warmed up)", "ms"),
@@ -429,8 +450,10 @@ ROWS = [
 TARGETS: dict[str, dict[tuple[str, int], float]] = {
     "memory": {("load_cpu_s", 1_000_000): 5.0, ("rss_load_mb", 1_000_000): 1024.0, ("search_p50_cpu_ms", 1_000_000): 20.0,
                ("communities_cpu_s", 1_000_000): 10.0, ("ratio:load_cpu_s", 1_000_000): 3.0},
-    "lbug": {("search_p50_ms", 1_000_000): 50.0, ("search_p50_cpu_ms", 1_000_000): 50.0},
-    "neo4j": {("search_p50_ms", 1_000_000): 50.0, ("search_p50_cpu_ms", 1_000_000): 50.0},
+    # Databases: the first users after a start see the cold figures (the first 25 searches after open).
+    **{backend: {(key, size): limit for size in (300_000, 1_000_000)
+                 for key, limit in (("search_cold_p50_ms", 50.0), ("search_cold_p99_ms", 150.0))}
+       for backend in ("lbug", "neo4j")},
 }
 
 

@@ -9,7 +9,8 @@ What it holds:
   alias and relation conventions every source shares;
 - :mod:`.views`: the ablation filter (:class:`GraphFilter`, :func:`use_filter`,
   :func:`active_filter`) that filtered views of the graph honour; :mod:`.live`,
-  :mod:`.live_db` and :mod:`.live_records`: the same filter at a user's own data
+  :mod:`.live_db` (with :mod:`.live_ablate`, :mod:`.live_neo4j`, :mod:`.live_ladybug`): the same
+  condition at a user's own data
   source (a networkx graph, a Neo4j driver, a LadybugDB connection);
 - :mod:`.search`: entity search (ranking rules, full scan, index);
 - :mod:`.communities`: seeded Leiden communities, computed lazily and cached;

@@ -171,6 +171,8 @@ class _Shared:
         self.fulltext = False
         self.fulltext_grams = False
         self.label_index: Any = None
+        #: What the warm-up at open did (:mod:`.warmup`), or ``None`` when it did not run.
+        self.warmup: dict[str, Any] | None = None
         #: Per filter, the visible masked entities (searchable by their placeholder, which no index holds).
         self.masked_records: dict[GraphFilter, list[EntityRecord]] = {}
         self.community_seed = 0
