@@ -428,9 +428,11 @@ def test_traces_summary_and_conversions(demo_out: tuple[Path, subprocess.Complet
     assert proc.returncode == 0, proc.stderr
     assert f"{len(answers)} run(s)" in proc.stdout and first["question"] in proc.stdout
 
-    # trajectories.jsonl is accepted too, and shows the same runs
-    proc = run_cli("traces", str(out / "trajectories.jsonl"), "--limit", "1")
+    # trajectories.jsonl is accepted too, and shows the same runs; --limit stops reading (issue 29)
+    proc = run_cli("traces", str(out / "trajectories.jsonl"))
     assert proc.returncode == 0 and first["question"] in proc.stdout and f"{len(answers)} run(s)" in proc.stdout
+    proc = run_cli("traces", str(out / "trajectories.jsonl"), "--limit", "1")
+    assert proc.returncode == 0 and first["question"] in proc.stdout and "showing the first 1 run(s)" in " ".join(proc.stdout.split())
 
 
 def test_report_rerenders_from_results(demo_out: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -321,7 +321,7 @@ def kg_info(
 @kg_app.command("list")
 def kg_list() -> None:
     """List the bundled knowledge graphs and question sets."""
-    from graphtrail.agents import list_bundled
+    from graphtrail.kg.loaders import list_bundled
 
     console = _console()
     for dataset in list_bundled():

@@ -32,12 +32,14 @@ def run_compare(
     """Compare, print in ``fmt``, write compare.{json,md,html}, append to $GITHUB_STEP_SUMMARY; return the exit code."""
     import json
 
-    from graphtrail.evaluators.comparison import CompareError, compare, parse_rules
+    from graphtrail.evaluators.comparison import CompareError, parse_rules
 
     if fmt not in FORMATS:
         raise InputError(f"--format {fmt!r} is not a format", "choose from: " + ", ".join(FORMATS))
     try:
         rules = parse_rules([r for spec in fail_on or [] for r in spec.split(",")])
+        from graphtrail.evaluators.comparison import compare  # after the rules: a bad one is answered at once
+
         comparison = compare(base, new, alpha=alpha)
         gate = comparison.check(rules) if rules else None
     except CompareError as exc:

@@ -66,6 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # outside the command (typer turns one inside it into exit code 130, below)
         _say(_INTERRUPTED)
         return EXIT_INTERRUPTED
+    except MemoryError:  # an input too large for this machine: the input's fault, not a bug
+        if debug:
+            raise
+        _say("graphtrail: error: out of memory while reading the input; pass a smaller file, or --limit N where the command takes it")
+        return EXIT_INPUT
     except Exception as exc:  # noqa: BLE001 - the top of the CLI decides what users see
         if debug:
             raise

@@ -504,74 +504,7 @@ def show_traces(
     conditions: list[str] | None = None,
     questions: list[str] | None = None,
 ) -> None:
-    from .runtags import condition_counts, describe_tags, filter_runs, root_tags, tags_of
-    from .tracefiles import keep_traces, merge_otlp, otlp_documents, otlp_to_jaeger, read_json_records
+    """``graphtrail traces``: see :mod:`.tracecmd` (it reads the file as a stream)."""
+    from .tracecmd import show_traces as show
 
-    records = read_json_records(file)
-    if fmt == "summary":
-        trajectories = _trajectories_from(records, file)
-        if not trajectories:
-            raise InputError(f"{file} holds no agent runs", "expected spans from a traced agent (an 'invoke_agent ...' root span)")
-        roots = root_tags(records)
-        tagged = [(t, tags_of(t, roots)) for t in trajectories]
-        matching = filter_runs(tagged, conditions=conditions, questions=questions, file=file)
-        shown = matching[:limit] if limit else matching
-        for traj, tags in shown:
-            console.print(trajectory_panel(traj, label=describe_tags(tags)))
-        summary = f"{len(trajectories)} run(s) in {file}"
-        if len(matching) < len(trajectories):
-            summary += f", {len(matching)} matching"
-        if len(shown) < len(matching) or len(matching) < len(trajectories):
-            summary += f", showing {len(shown)}"
-        counts = condition_counts(g for _, g in tagged)
-        if counts:
-            summary += "; by condition: " + ", ".join(f"{c} {n}" for c, n in counts.items())
-        console.print(summary, markup=False)
-        return
-    docs = otlp_documents(records, file)
-    if limit or conditions or questions:
-        docs = keep_traces(docs, set(_chosen_traces(records, docs, file, limit=limit, conditions=conditions, questions=questions)))
-    converted = otlp_to_jaeger(docs) if fmt == "jaeger" else merge_otlp(docs)
-    text = json.dumps(converted, ensure_ascii=False, indent=None if output is None else 1)
-    if output is None:
-        print(text)
-    else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf-8")
-        console.print(f"wrote {fmt} to {output}" + ("  (Jaeger UI: Search → Upload)" if fmt == "jaeger" else ""))
-
-
-def _chosen_traces(
-    records: list[dict[str, Any]], docs: list[dict[str, Any]], file: Path, *,
-    limit: int | None, conditions: list[str] | None, questions: list[str] | None,
-) -> list[str]:
-    """The trace ids a conversion keeps: the runs matching the filters (as the summary shows them), the first ``limit``."""
-    from .runtags import filter_runs, root_tags, tags_of
-    from .tracefiles import trace_order
-
-    if conditions or questions:
-        roots = root_tags(records)
-        tagged = [(t, tags_of(t, roots)) for t in _trajectories_from(records, file)]
-        chosen = [str(t.trace_id).lower() for t, _ in filter_runs(tagged, conditions=conditions, questions=questions, file=file)]
-    else:
-        chosen = trace_order(docs)
-    return chosen[:limit] if limit else chosen
-
-
-def _trajectories_from(records: list[dict[str, Any]], file: Path) -> list[Any]:
-    from graphtrail.tracer import Trajectory
-
-    from .tracefiles import is_otlp, is_trajectory
-
-    if records and all(is_trajectory(r) for r in records):
-        return [Trajectory.model_validate(r) for r in records]
-    if any(is_otlp(r) for r in records):
-        from graphtrail.tracer import trajectories_from_otlp_json
-
-        # The records are parsed already, from lines or from one (indented) document;
-        # hand them over one per line rather than reading the file again as lines.
-        return list(trajectories_from_otlp_json(json.dumps(r) for r in records if is_otlp(r)))
-    raise InputError(
-        f"{file} is neither OTLP/JSON spans nor trajectories",
-        "pass traces.jsonl (OTLP/JSON lines) or trajectories.jsonl written by `graphtrail run`",
-    )
+    show(file, fmt=fmt, output=output, limit=limit, console=console, conditions=conditions, questions=questions)

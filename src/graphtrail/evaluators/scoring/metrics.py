@@ -14,9 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
 import numpy as np
-from scipy import stats as sstats
 
 from ...tracer.trajectory import Trajectory
 from ..records import RunRecord, question_field
@@ -59,6 +57,13 @@ def group_runs(records: Iterable[RunRecord]) -> Runs:
         for runs in by_cond.values():
             runs.sort(key=lambda r: (r.key.variant, r.key.trial))
     return {q: dict(c) for q, c in out.items()}
+
+
+def _sstats() -> Any:
+    """scipy.stats, imported on first use: it takes about a second, and most callers never reach it."""
+    from scipy import stats
+
+    return stats
 
 
 def baseline_record(runs_of_question: Mapping[str, Sequence[RunRecord]]) -> RunRecord | None:
@@ -237,7 +242,9 @@ class Fidelity:
     reason: str | None = None
 
 
-def _traversed_graph(trajectory: Trajectory) -> nx.Graph:
+def _traversed_graph(trajectory: Trajectory) -> Any:
+    import networkx as nx  # on use: half a second at start-up, and compare and report never reach it
+
     graph = nx.Graph()
     graph.add_nodes_from(trajectory.visited)
     graph.add_edges_from((e.source, e.target) for e in trajectory.edges)
@@ -249,7 +256,7 @@ def _order_tau(trajectory: Trajectory) -> float | None:
     cited = [c for c in dict.fromkeys(trajectory.citations) if c in visit_pos]
     if len(cited) < 2:
         return None
-    tau = sstats.kendalltau(list(range(len(cited))), [visit_pos[c] for c in cited]).statistic
+    tau = _sstats().kendalltau(list(range(len(cited))), [visit_pos[c] for c in cited]).statistic
     return None if tau is None or np.isnan(tau) else float(tau)
 
 
@@ -271,6 +278,8 @@ def trajectory_fidelity(trajectory: Trajectory, question: Any = None, kg: Any = 
     if not topics or not targets:
         reason = "no topic entity was visited" if not topics else "the answer names no visited entity"
         return Fidelity([], None, None, tau, topic_source, reason)
+    import networkx as nx
+
     path: dict[str, None] = {}
     for topic in topics:
         dist = nx.single_source_shortest_path_length(graph, topic)
@@ -345,7 +354,7 @@ def fit_surrogate(
     predicted = cross_val_predict(model, x, y, cv=KFold(n_splits=k, shuffle=True, random_state=seed))
     lds = None
     if np.ptp(predicted) > 0:
-        rho = sstats.spearmanr(predicted, y).statistic
+        rho = _sstats().spearmanr(predicted, y).statistic
         lds = None if np.isnan(rho) else float(rho)
     model.fit(x, y)
     return SurrogateFit({e: float(w) for e, w in zip(entities, model.coef_)}, lds, len(runs))
