@@ -97,7 +97,7 @@ def test_the_knowledge_graph_package_never_imports_langchain() -> None:
 def test_kg_info_reads_a_graph_without_the_agents_or_langchain(tmp_path: Path) -> None:
     (tmp_path / "g.tsv").write_text("Kenya\tcapital\tNairobi\nUganda\tborders\tKenya\n", encoding="utf-8")
     code = "from graphtrail.cli.main import main; assert main(['kg', 'info', 'g.tsv']) == 0"
-    assert _loaded(code, ("graphtrail.agents", "graphtrail.tracer.handler", "graphtrail.evaluators", "scipy"), tmp_path) == []
+    assert _loaded(code, ("graphtrail.agents", "graphtrail.tracer.handler", "graphtrail.evaluators", "scipy", "networkx"), tmp_path) == []
 
 
 def test_comparing_and_reading_results_need_neither_langchain_nor_scipy() -> None:
