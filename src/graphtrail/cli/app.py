@@ -47,9 +47,9 @@ def _root(
 
 
 def _console() -> Any:
-    from rich.console import Console
+    from .plainlines import console  # tables become key: value lines in pipes and under 100 columns
 
-    return Console()
+    return console()
 
 
 # ----------------------------------------------------------------------- options
