@@ -322,14 +322,14 @@ def test_kg_info_on_each_format(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     }[fmt]()
     code, out, err = call(capsys, "kg", "info", str(path), "--samples", "3", "--communities")
     assert code == 0, err
-    counts = {m[0]: int(m[1]) for m in re.findall(r"│ (entities|relations|text units|communities)\s*│\s*(\d+) │", out)}
+    counts = {m[0]: int(m[1]) for m in re.findall(r"^  (entities|relations|text units|communities): (\d+)$", out, re.M)}
     assert counts["entities"] == len({n for h, _, t in FILM_TRIPLES for n in (h, t)})
     assert counts["relations"] == len(FILM_TRIPLES)
     if "communities" not in counts:  # none in the file: computed only when asked for
         assert "not computed" in out
         code, out, err = call(capsys, "kg", "info", str(path), "--samples", "3", "--communities")
         assert code == 0, err
-        counts = {m[0]: int(m[1]) for m in re.findall(r"│ (entities|relations|text units|communities)\s*│\s*(\d+) │", out)}
+        counts = {m[0]: int(m[1]) for m in re.findall(r"^  (entities|relations|text units|communities): (\d+)$", out, re.M)}
     assert counts["communities"] >= 1
     if fmt == "graphrag":
         assert counts["text units"] == 1 and "film" in out.lower()
