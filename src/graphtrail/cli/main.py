@@ -92,10 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _route_subcommands(args: list[str]) -> list[str]:
-    """``traces stats ...`` runs the hidden ``traces-stats`` command: ``traces`` itself takes a file
+    """``traces stats ...`` runs the command named ``traces stats``: ``traces`` itself takes a file
     argument, so it cannot also be a group (a file named "stats" would be ambiguous either way)."""
     if len(args) >= 2 and args[0] == "traces" and args[1] == "stats":
-        return ["traces-stats", *args[2:]]
+        return ["traces stats", *args[2:]]
     return args
 
 
