@@ -260,6 +260,11 @@ def _order_tau(trajectory: Trajectory) -> float | None:
     return None if tau is None or np.isnan(tau) else float(tau)
 
 
+#: Why fidelity was not measured when neither a graph nor the questions' topic ids were given.
+NO_TOPIC_NOR_KG = ("not measured: no knowledge graph and no topic_ids were given, so the topic-to-answer path is unknown "
+                   "(pass --kg with your graph, or topic_ids in the questions)")
+
+
 def trajectory_fidelity(trajectory: Trajectory, question: Any = None, kg: Any = None) -> Fidelity:
     """Score how well the citations reconstruct the traversal (see docs/metrics.md, "Trajectory fidelity")."""
     tau = _order_tau(trajectory)
@@ -275,8 +280,11 @@ def trajectory_fidelity(trajectory: Trajectory, question: Any = None, kg: Any = 
         topics = list(dict.fromkeys(first.entity_ids)) if first is not None else []
         topic_source = "first_step"
     targets = [t for t in answer_entities(trajectory.answer, trajectory, question, kg) if t in graph]
+    # Without a graph and without the question's topic ids, the path is guessed from the first step;
+    # when that fails, the cause is what was not given, and the note says what to pass.
+    unknown = NO_TOPIC_NOR_KG if kg is None and topic_source == "first_step" else None
     if not topics or not targets:
-        reason = "no topic entity was visited" if not topics else "the answer names no visited entity"
+        reason = unknown or ("no topic entity was visited" if not topics else "the answer names no visited entity")
         return Fidelity([], None, None, tau, topic_source, reason)
     import networkx as nx
 
@@ -292,7 +300,7 @@ def trajectory_fidelity(trajectory: Trajectory, question: Any = None, kg: Any = 
         if topic_source == "first_step":
             break  # the first step's entities are alternatives for one entry point, not several topics
     if not path:
-        return Fidelity([], None, None, tau, topic_source, "the answer is not reachable from a topic entity")
+        return Fidelity([], None, None, tau, topic_source, unknown or "the answer is not reachable from a topic entity")
     nodes = list(path)
     on_path = cited & set(nodes)
     recall = len(on_path) / len(nodes)
