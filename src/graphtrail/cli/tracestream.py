@@ -17,7 +17,6 @@ is the order the runs ended.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +52,7 @@ def iter_traces(records: Iterable[dict[str, Any]], file: Path, *, keep_docs: boo
     its span records are held while it is open. A trajectory line is a trace of one run.
     """
     from graphtrail.tracer import Trajectory
-    from graphtrail.tracer.jsonl import iter_otlp_json_spans
+    from graphtrail.tracer.jsonl import spans_of_request
     from graphtrail.tracer.rebuild import trajectories_from_span_records
 
     from .tracefiles import is_otlp, is_trajectory, keep_traces
@@ -76,7 +75,7 @@ def iter_traces(records: Iterable[dict[str, Any]], file: Path, *, keep_docs: boo
             tags.update(root_tags([record]))
             complete: list[str] = []
             in_record: dict[str, None] = {}
-            for span in iter_otlp_json_spans([json.dumps(record)]):
+            for span in spans_of_request(record):
                 trace_id = span["trace_id"] or ""
                 in_record[trace_id] = None
                 spans_of.setdefault(trace_id, []).append(span)
