@@ -61,14 +61,19 @@ def test_the_stream_rebuilds_what_the_whole_file_reader_did(traces: tuple[Path, 
     assert {t.run_id for t in streamed} == {t.run_id for t in captured}
 
 
-def test_a_slim_run_keeps_its_signals_and_drops_tool_outputs(traces: tuple[Path, list[Trajectory]]) -> None:
+def test_a_slim_run_keeps_what_stats_and_sampling_read(traces: tuple[Path, list[Trajectory]]) -> None:
+    from graphtrail.cli.tracestats import compute_stats
+    from graphtrail.evaluators.replay.fromtraces import questions_from_traces
+
     path, _ = traces
-    for run in iter_runs(iter_json_records(path), path):
-        small = slim(run.trajectory)
-        assert signals_of(small) == signals_of(run.trajectory)
-        assert [s.entity_ids for s in small.steps] == [s.entity_ids for s in run.trajectory.steps]
-        assert all(s.output is None and s.args == {} for s in small.steps)
-        assert any(s.output for s in run.trajectory.steps)
+    runs = [run.trajectory for run in iter_runs(iter_json_records(path), path)]
+    small = [slim(t) for t in runs]
+    for full, digest in zip(runs, small):
+        assert signals_of(digest) == signals_of(full)
+        assert list(digest.visited_uncited) == full.visited_uncited
+        assert not hasattr(digest, "steps")
+    assert compute_stats(small, source="x").to_json() == compute_stats(runs, source="x").to_json()
+    assert questions_from_traces(small) == questions_from_traces(runs)
 
 
 def _with_broken_tail(path: Path, tmp_path: Path) -> Path:

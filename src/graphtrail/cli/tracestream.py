@@ -25,7 +25,7 @@ from typing import Any
 from .errors import InputError
 from .runtags import RunTags, root_tags, tags_of
 
-__all__ = ["Run", "iter_runs", "slim"]
+__all__ = ["Run", "RunDigest", "Trace", "iter_runs", "iter_traces", "slim"]
 
 
 @dataclass(frozen=True)
@@ -105,14 +105,39 @@ def iter_runs(records: Iterable[dict[str, Any]], file: Path) -> Iterator[Run]:
         yield from trace.runs
 
 
-def slim(trajectory: Any) -> Any:
-    """``trajectory`` without what statistics and question sampling never read: tool outputs and arguments.
+@dataclass(frozen=True)
+class RunDigest:
+    """What statistics and question sampling read of a run, and nothing else (a few hundred bytes).
 
-    Its provenance signals are computed first and kept, so nothing computed from it changes;
-    a production day of runs then fits in memory as a few kilobytes per run.
+    Has the :class:`~graphtrail.tracer.Trajectory` attributes those readers use, so they take
+    either; ``provenance`` holds the signals computed from the whole run.
     """
+
+    run_id: str
+    trace_id: str | None
+    span_id: str | None
+    start_time: float | None
+    status: str
+    question: str | None
+    answer: str | None
+    citations: tuple[str, ...]
+    visited_uncited: tuple[str, ...]
+    entity_names: dict[str, str]
+    metadata: dict[str, Any]
+    provenance: Any
+
+
+def slim(trajectory: Any) -> RunDigest:
+    """``trajectory`` as a :class:`RunDigest`: its signals computed first, its steps, tool outputs and
+    model calls dropped, so a production day of runs fits in memory whatever the file's size."""
     from graphtrail.tracer import signals_of
 
-    signals = signals_of(trajectory)
-    steps = [s.model_copy(update={"output": None, "args": {}}) for s in trajectory.steps]
-    return trajectory.model_copy(update={"steps": steps, "provenance": signals})
+    uncited = tuple(trajectory.visited_uncited)
+    names = trajectory.entity_names
+    return RunDigest(
+        run_id=trajectory.run_id, trace_id=trajectory.trace_id, span_id=trajectory.span_id, start_time=trajectory.start_time,
+        status=trajectory.status, question=trajectory.question, answer=trajectory.answer, citations=tuple(trajectory.citations),
+        visited_uncited=uncited, entity_names={e: names[e] for e in uncited if e in names},
+        metadata={k: v for k, v in (trajectory.metadata or {}).items() if k == "condition"},  # what marks a replay
+        provenance=signals_of(trajectory),
+    )
