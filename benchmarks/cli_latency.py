@@ -19,6 +19,10 @@ each figure by it, which stays meaningful on a loaded machine (the targets assum
 
 Before issue 30: ``kg info`` 4.2 s, ``compare`` 9-20 s, input errors ~10 s and
 ``annotate --phoenix`` 56 s for 6 annotations (``import phoenix.client`` loaded the server).
+
+After, measured only at load ~18 on 2 cores (floor 2.4 s instead of ~0.2 s idle), as multiples
+of the floor: kg info 2.8x, traces stats 2.6x, compare 3.0x, input errors 0.9-1.7x,
+annotate --phoenix (100) 3.5x. Rerun at idle for the absolute figures against the targets.
 """
 
 from __future__ import annotations

@@ -13,6 +13,11 @@ copied with fresh trace ids until the file has the size asked for. Each case is 
 
 Before issue 29: ``traces stats`` 21 s / 911 MB on 100 MB and 104 s / 4.4 GB on 500 MB;
 ``eval --from-traces --limit 1`` on 500 MB 118 s / 4.5 GB.
+
+After (2 cores at load ~18, so times are several times idle's): ``traces stats`` 100 MB
+37.6 s / 47 MB, 500 MB 159.5 s / 80 MB (31.9 s per 100 MB: linear); ``--format otlp-json``
+500 MB 180 s / 48 MB; ``traces --limit 1`` on 500 MB 2.1 s / 38 MB; ``eval --from-traces
+--limit 1`` on 500 MB 26 s / 308 MB (the evaluation's own footprint: the same on 20 MB).
 """
 
 from __future__ import annotations
