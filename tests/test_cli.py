@@ -322,14 +322,14 @@ def test_kg_info_on_each_format(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     }[fmt]()
     code, out, err = call(capsys, "kg", "info", str(path), "--samples", "3", "--communities")
     assert code == 0, err
-    counts = {m[0]: int(m[1]) for m in re.findall(r"│ (entities|relations|text units|communities)\s*│\s*(\d+) │", out)}
+    counts = {m[0]: int(m[1]) for m in re.findall(r"^  (entities|relations|text units|communities): (\d+)$", out, re.M)}
     assert counts["entities"] == len({n for h, _, t in FILM_TRIPLES for n in (h, t)})
     assert counts["relations"] == len(FILM_TRIPLES)
     if "communities" not in counts:  # none in the file: computed only when asked for
         assert "not computed" in out
         code, out, err = call(capsys, "kg", "info", str(path), "--samples", "3", "--communities")
         assert code == 0, err
-        counts = {m[0]: int(m[1]) for m in re.findall(r"│ (entities|relations|text units|communities)\s*│\s*(\d+) │", out)}
+        counts = {m[0]: int(m[1]) for m in re.findall(r"^  (entities|relations|text units|communities): (\d+)$", out, re.M)}
     assert counts["communities"] >= 1
     if fmt == "graphrag":
         assert counts["text units"] == 1 and "film" in out.lower()
@@ -428,9 +428,11 @@ def test_traces_summary_and_conversions(demo_out: tuple[Path, subprocess.Complet
     assert proc.returncode == 0, proc.stderr
     assert f"{len(answers)} run(s)" in proc.stdout and first["question"] in proc.stdout
 
-    # trajectories.jsonl is accepted too, and shows the same runs
-    proc = run_cli("traces", str(out / "trajectories.jsonl"), "--limit", "1")
+    # trajectories.jsonl is accepted too, and shows the same runs; --limit stops reading (issue 29)
+    proc = run_cli("traces", str(out / "trajectories.jsonl"))
     assert proc.returncode == 0 and first["question"] in proc.stdout and f"{len(answers)} run(s)" in proc.stdout
+    proc = run_cli("traces", str(out / "trajectories.jsonl"), "--limit", "1")
+    assert proc.returncode == 0 and first["question"] in proc.stdout and "showing the first 1 run(s)" in " ".join(proc.stdout.split())
 
 
 def test_report_rerenders_from_results(demo_out: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -84,3 +84,33 @@ def test_bad_values_get_one_line_that_lists_what_is_accepted(
     for needle in needles:
         assert needle in line
     assert "Value error" not in line and "Input should be" not in line
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "graphtrail")
+def test_every_help_states_the_exit_codes(capsys: pytest.CaptureFixture[str], path: tuple[str, ...]) -> None:
+    _, out, _ = run(capsys, *path, "--help")
+    codes = out.split("Exit codes:", 1)[1]
+    for code in ("0", "1", "2", "130"):
+        assert re.search(rf"^\s+{code}\s+\S", codes, re.M), f"exit {code} missing from the help of {' '.join(path)}"
+    if path == ("compare",):
+        assert "gate failed" in codes
+
+
+def test_the_top_help_lists_every_command_and_traces_stats_is_named_as_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "--help")
+    listed = set(re.findall(r"^  (\w+(?: stats)?)\s{2,}", out.split("Commands:", 1)[1], re.M))
+    assert listed >= {"demo", "run", "eval", "report", "compare", "traces", "traces stats", "annotate", "kg"}
+    _, out, _ = run(capsys, "traces", "stats", "--help")
+    assert out.startswith("Usage: graphtrail traces stats [OPTIONS] [FILE]")
+    _, out, _ = run(capsys, "traces", "--help")
+    assert "graphtrail traces stats FILE" in " ".join(out.split())
+
+
+def test_placeholders_are_the_same_words_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
+    allowed = {"DIR", "FILE", "N", "URL", "KG", "MODEL", "MODULE:FACTORY", "VARIANT", "LIST", "ID", "NAME", "DURATION", "RULES", "P",
+               "TARGET", "SEED", "CONCURRENCY", "TRIALS", "RESULTS.json", "RESULTS", "BASE", "NEW", "[FILE]", "COMMAND", "[ARGS]...",
+               "[OPTIONS]"}
+    for path in COMMANDS:
+        _, out, _ = run(capsys, *path, "--help")
+        for word in re.findall(r"(?:--[\w-]+|-\w)[ =]([A-Z][A-Z0-9_.:]+)\b", out):
+            assert word in allowed, f"{word} in the help of {' '.join(path) or 'graphtrail'}"

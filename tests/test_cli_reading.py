@@ -94,10 +94,10 @@ def test_heartbeat_line_and_phases() -> None:
     lines = out.getvalue().splitlines()[1:]
     assert [line.split(",")[0] for line in lines] == ["graphtrail: baseline 4/4 runs (100%)", "graphtrail: ablations 10/10 runs (100%)"]
     beat.phase("baseline", 2)
-    beat.note("3 ablation runs ahead")  # conditions that started early (docs/ablations.md, Order of work)
-    assert re.fullmatch(r"graphtrail: baseline 0/2 runs \(0%\), 3 ablation runs ahead, \d+ s elapsed", beat.line())
+    beat.note("3 ablation runs done early")  # conditions that started early (docs/ablations.md, Order of work)
+    assert re.fullmatch(r"graphtrail: baseline 0/2 runs \(0%\) · 3 ablation runs done early, \d+ s elapsed", beat.line())
     beat.phase("ablations", 5)
-    assert ", 3 ablation runs ahead" not in beat.line()
+    assert "done early" not in beat.line()
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_eval_and_run_report_progress_on_stderr_when_piped(small_eval: tuple[Pat
     _, proc = small_eval
     lines = proc.stderr.splitlines()
     assert lines and all(re.fullmatch(r"graphtrail: (replay|baseline|ablations) \d+/\d+ runs( \(\d+%\))?"
-                                      r"(, \d+ ablation runs ahead)?, \d+ s elapsed", x) for x in lines), lines
+                                      r"( · \d+ ablation runs? done early)?, \d+ s elapsed", x) for x in lines), lines
     assert any(x.startswith("graphtrail: baseline 12/12 runs (100%)") for x in lines)  # 4 questions x 3 trials
     assert lines[-1].startswith("graphtrail: ablations 8/8 runs (100%)")
     assert "graphtrail:" not in proc.stdout  # the report on stdout stays clean

@@ -70,7 +70,7 @@ class Heartbeat:
         with self._lock:
             label, done, total, note = self.label, self.done, self.total, self._note
         share = f" ({done / total:.0%})" if total else ""
-        note = f", {note}" if note else ""
+        note = f" · {note}" if note else ""
         return f"graphtrail: {label} {done}/{total} {self.unit}{share}{note}, {time.monotonic() - self._start:.0f} s elapsed"
 
     def tick(self) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "lock",
     "write_text",
     "write_bytes",
+    "open_output",
     "write_output",
     "open_append",
     "append_text",
@@ -244,6 +245,39 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
 
 def write_text(path: str | Path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def open_output(path: str | Path) -> Iterator[IO[str]]:
+    """:func:`write_output` for text written as it is produced (a conversion streamed trace by trace).
+
+    The text goes to a temporary file in the folder, whose lock is held meanwhile, and is
+    moved into place only when the block ends without an error: a failed or interrupted
+    write leaves the old file (or none), and a symlink at ``path`` is replaced, never written through.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise OutDirError(f"{target} is a directory; pass a file path")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(describe_os_error(exc, target.parent)) from None
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with lock(target.parent):
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:
+            raise WriteFailed(describe_os_error(exc, target)) from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                yield fh
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise WriteFailed(describe_os_error(exc, target)) from None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 def write_output(path: str | Path, data: str | bytes) -> Path:

@@ -7,7 +7,7 @@ come from ``results.json`` of ``eval --from-traces`` and the production run ids
 from the ``questions-from-traces.jsonl`` beside it.
 
 - ``--phoenix URL``: one span annotation per production root span, through
-  Phoenix's own client (``phoenix.client``, the span-annotation REST API), named
+  Phoenix's span-annotation REST API (``POST /v1/span_annotations``), named
   ``graphtrail.provenance``, annotator kind ``CODE``, with a stable identifier
   so annotating again updates rather than duplicates.
 - ``--otlp URL``: for backends without an annotation API (Jaeger). One span per
@@ -133,13 +133,13 @@ def verdicts_of(results: Path) -> list[Verdict]:
 
 
 def _to_phoenix(verdicts: list[Verdict], url: str) -> tuple[int, int]:
-    """(annotated, failed) production spans."""
-    try:
-        import httpx
-        from phoenix.client import Client
-    except ImportError:
-        raise InputError("--phoenix needs Phoenix's client", "pip install 'graphtrail[phoenix]' (or arize-phoenix-client)") from None
-    client = Client(base_url=url, api_key=os.environ.get("PHOENIX_API_KEY") or None)
+    """(annotated, failed) production spans, through Phoenix's REST API (``POST /v1/span_annotations``).
+
+    Plain httpx rather than ``phoenix.client``: on an install with the full Phoenix package, importing
+    the client loads the server too, tens of seconds before the first request.
+    """
+    import httpx
+
     rows = [
         {
             "name": ANNOTATION_NAME,
@@ -152,21 +152,32 @@ def _to_phoenix(verdicts: list[Verdict], url: str) -> tuple[int, int]:
         for v in verdicts
         for trace_id, span_id in v.production
     ]
-    try:
-        client.spans.log_span_annotations(span_annotations=rows, sync=True)
-        return len(rows), 0
-    except httpx.HTTPStatusError:
-        pass  # e.g. a span Phoenix does not hold: annotate the others one by one
-    except httpx.HTTPError as exc:
-        raise InputError(f"cannot reach Phoenix at {url} ({type(exc).__name__}: {exc})", "check --phoenix, e.g. http://localhost:6006") from None
-    done = failed = 0
-    for row in rows:
+    key = os.environ.get("PHOENIX_API_KEY")
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    endpoint = url.rstrip("/") + "/v1/span_annotations"
+    with httpx.Client(headers=headers, timeout=30.0) as client:
+
+        def post(batch: list[dict[str, Any]]) -> None:
+            client.post(endpoint, params={"sync": "true"}, json={"data": batch}).raise_for_status()
+
         try:
-            client.spans.log_span_annotations(span_annotations=[row], sync=True)
-            done += 1
-        except httpx.HTTPStatusError:
-            failed += 1
-    return done, failed
+            post(rows)
+            return len(rows), 0
+        except httpx.HTTPStatusError as exc:
+            if exc.response.status_code in (401, 403):
+                raise InputError(f"Phoenix at {url} refused the annotations ({exc.response.status_code})",
+                                 "set PHOENIX_API_KEY to a key of that Phoenix") from None
+            # e.g. a span Phoenix does not hold: annotate the others one by one
+        except httpx.HTTPError as exc:
+            raise InputError(f"cannot reach Phoenix at {url} ({type(exc).__name__}: {exc})", "check --phoenix, e.g. http://localhost:6006") from None
+        done = failed = 0
+        for row in rows:
+            try:
+                post([row])
+                done += 1
+            except httpx.HTTPStatusError:
+                failed += 1
+        return done, failed
 
 
 def _to_otlp(verdicts: list[Verdict], url: str) -> int:

@@ -47,11 +47,11 @@ def _root(
 
 
 def _console() -> Any:
-    from rich.console import Console
+    from .plainlines import console  # tables become key: value lines in pipes and under 100 columns
 
     from graphtrail._secrets import RedactedStdout
 
-    return Console(file=RedactedStdout())  # what a command prints goes through the redactor too
+    return console(file=RedactedStdout())  # what a command prints goes through the redactor too
 
 
 # ----------------------------------------------------------------------- options
@@ -113,7 +113,7 @@ def run(
 
 
 # ----------------------------------------------------------------------- eval
-EvalKgOpt = Annotated[Optional[str], typer.Option("--kg", help="Bundled KG name, or a triples TSV/CSV, node-link JSON, GraphML file, or GraphRAG output folder. Optional with --agent (your agent reads its own graph; the random control then draws from what its tools revealed).")]
+EvalKgOpt = Annotated[Optional[str], typer.Option("--kg", metavar="KG", help="Bundled KG name, or a triples TSV/CSV, node-link JSON, GraphML file, or GraphRAG output folder. Optional with --agent (your agent reads its own graph; the random control then draws from what its tools revealed).")]
 
 
 @app.command("eval")
@@ -121,14 +121,14 @@ def eval_(
     out: OutOpt,
     kg: EvalKgOpt = None,
     questions: Annotated[
-        Optional[str], typer.Option("--questions", "-q", help="Questions JSONL file (id, question, answers[, answer_ids]) or a bundled name. Or use --from-traces.")
+        Optional[str], typer.Option("--questions", "-q", metavar="FILE", help="Questions JSONL file (id, question, answers[, answer_ids]) or a bundled name. Or use --from-traces.")
     ] = None,
     from_traces: Annotated[
-        Optional[Path], typer.Option("--from-traces", help="Take the questions from production traces (traces.jsonl or an OTLP JSON export) instead of --questions.")
+        Optional[Path], typer.Option("--from-traces", metavar="FILE", help="Take the questions from production traces (traces.jsonl or an OTLP JSON export) instead of --questions.")
     ] = None,
-    sample: Annotated[Optional[int], typer.Option("--sample", min=1, help="With --from-traces: evaluate N distinct questions, drawn with --seed.")] = None,
+    sample: Annotated[Optional[int], typer.Option("--sample", metavar="N", min=1, help="With --from-traces: evaluate N distinct questions, drawn with --seed.")] = None,
     answers: Annotated[
-        Optional[str], typer.Option("--answers", help="With --from-traces: a questions JSONL whose answers grade the matching questions (accuracy is shown only then).")
+        Optional[str], typer.Option("--answers", metavar="FILE", help="With --from-traces: a questions JSONL whose answers grade the matching questions (accuracy is shown only then).")
     ] = None,
     agent: AgentOpt = None,
     variant: VariantOpt = None,
@@ -221,16 +221,16 @@ def report(
 # ----------------------------------------------------------------------- compare
 @app.command()
 def compare(
-    base: Annotated[Path, typer.Argument(help="The evaluation to compare against: a folder written by `graphtrail eval`, or its results.json.")],
-    new: Annotated[Path, typer.Argument(help="The evaluation of the changed agent: a folder or its results.json.")],
+    base: Annotated[Path, typer.Argument(metavar="BASE", help="The evaluation to compare against: a folder written by `graphtrail eval`, or its results.json.")],
+    new: Annotated[Path, typer.Argument(metavar="NEW", help="The evaluation of the changed agent: a folder or its results.json.")],
     fail_on: Annotated[
         Optional[list[str]],
-        typer.Option("--fail-on", help="Gate rule(s), comma-separated or repeated, e.g. 'coverage<-0.05' or 'accuracy<-0.05:significant' (docs/compare.md). Default: the default rules (a significant drop in accuracy, support, coverage or fidelity, or rise in hidden influencers); 'none' turns the gate off; 'default' adds them to yours."),
+        typer.Option("--fail-on", metavar="RULES", help="Gate rule(s), comma-separated or repeated, e.g. 'coverage<-0.05' or 'accuracy<-0.05:significant' (docs/compare.md). Default: the default rules (a significant drop in accuracy, support, coverage or fidelity, or rise in hidden influencers); 'none' turns the gate off; 'default' adds them to yours."),
     ] = None,
-    format: Annotated[str, typer.Option("--format", "-f", help="table (terminal), markdown (a PR comment) or json.")] = "table",
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write compare.md, compare.json and compare.html into this folder (default: nothing is written).")] = None,
+    format: Annotated[str, typer.Option("--format", "-f", metavar="table|markdown|json", help="table (terminal), markdown (a PR comment) or json.")] = "table",
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", metavar="DIR", help="Write compare.md, compare.json and compare.html into this folder (default: nothing is written).")] = None,
     html: Annotated[bool, typer.Option("--html/--no-html", help="With --out: write compare.html beside compare.md and compare.json.")] = True,
-    alpha: Annotated[float, typer.Option("--alpha", min=0.0001, max=0.5, help="Significance level of the paired tests.")] = 0.05,
+    alpha: Annotated[float, typer.Option("--alpha", metavar="P", min=0.0001, max=0.5, help="Significance level of the paired tests.")] = 0.05,
     force: Annotated[bool, typer.Option("--force", help="Write into an --out folder graphtrail did not make, though it holds files.")] = False,
 ) -> None:
     """Compare two evaluations question by question (paired tests) and gate on provenance regressions."""
@@ -270,7 +270,7 @@ class TraceFormat(str, Enum):
 def traces(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="OTLP/JSON lines (traces.jsonl), one OTLP/JSON document, or trajectories.jsonl.")],
     format: Annotated[TraceFormat, typer.Option("--format", "-f", help="summary: readable trajectories; jaeger / otlp-json: convert.")] = TraceFormat.summary,
-    output: Annotated[Optional[Path], typer.Option("--output", metavar="PATH", help="Write the conversion here instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", metavar="FILE", help="Write the conversion here instead of stdout.")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", min=1, help="Show at most N runs (every format).")] = None,
     condition: Annotated[
         Optional[list[str]],
@@ -283,7 +283,9 @@ def traces(
 ) -> None:
     """Show a trace file's runs, or convert it for Jaeger and OTLP tools.
 
-    summary shows each run as steps, entities and citations."""
+    summary shows each run as steps, entities and citations. For statistics over a
+    file's runs, see `graphtrail traces stats FILE`. The file is read as a stream:
+    any size, with memory for the traces in flight only."""
     from . import pipeline
 
     pipeline.show_traces(file, fmt=format.value, output=output, limit=limit, console=_console(),
@@ -293,9 +295,9 @@ def traces(
 # ----------------------------------------------------------------------- annotate (issue 22)
 @app.command()
 def annotate(
-    results: Annotated[Path, typer.Argument(help="results.json (or its folder) written by `graphtrail eval --from-traces`.")],
-    phoenix: Annotated[Optional[str], typer.Option("--phoenix", help="Phoenix's URL, e.g. http://localhost:6006: annotate each production run's root span.")] = None,
-    otlp: Annotated[Optional[str], typer.Option("--otlp", help="For Jaeger (no annotation API): send one verdict span per question, service graphtrail-eval, linked to the production runs.")] = None,
+    results: Annotated[Path, typer.Argument(metavar="RESULTS", help="results.json (or its folder) written by `graphtrail eval --from-traces`.")],
+    phoenix: Annotated[Optional[str], typer.Option("--phoenix", metavar="URL", help="Phoenix's URL, e.g. http://localhost:6006: annotate each production run's root span.")] = None,
+    otlp: Annotated[Optional[str], typer.Option("--otlp", metavar="URL", help="For Jaeger (no annotation API): send one verdict span per question, service graphtrail-eval, linked to the production runs.")] = None,
 ) -> None:
     """Write each question's verdict (conditions that changed the answer, uncited entities that decided it) onto its production traces."""
     from .annotate import annotate as run_annotate
@@ -304,17 +306,18 @@ def annotate(
 
 
 # ----------------------------------------------------------------------- traces stats (issue 22)
-# `graphtrail traces stats SOURCE`: main.py routes "traces stats" here, since `traces FILE` takes a positional file.
-@app.command("traces-stats", hidden=True)
+# `graphtrail traces stats FILE`: main.py joins "traces stats" into this one command name, since `traces FILE`
+# takes a positional file (so `traces` cannot also be a group); help lists and names it "traces stats".
+@app.command("traces stats")
 def traces_stats(
-    source: Annotated[Optional[Path], typer.Argument(help="A traces file graphtrail wrote (traces.jsonl), an OTLP JSON export, or trajectories.jsonl. Omit with --jaeger.")] = None,
-    jaeger: Annotated[Optional[str], typer.Option("--jaeger", help="Read from a live Jaeger's query API instead, e.g. http://localhost:16686.")] = None,
-    service: Annotated[Optional[str], typer.Option("--service", help="With --jaeger: the service whose runs to read (default $OTEL_SERVICE_NAME, else graphtrail).")] = None,
-    since: Annotated[Optional[str], typer.Option("--since", help="With --jaeger: how far back, e.g. 90m, 24h (default), 7d.")] = None,
-    by: Annotated[str, typer.Option("--by", help="Trend per 'hour', 'day', or 'auto' (hours for up to two days of traffic).")] = "auto",
-    top: Annotated[int, typer.Option("--top", min=1, help="How many of the most often uncited entities to list.")] = 10,
-    html: Annotated[Optional[Path], typer.Option("--html", help="Also write an HTML page with the plots here.")] = None,
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the statistics as JSON here.")] = None,
+    source: Annotated[Optional[Path], typer.Argument(metavar="FILE", help="A traces file graphtrail wrote (traces.jsonl), an OTLP JSON export, or trajectories.jsonl. Omit with --jaeger.")] = None,
+    jaeger: Annotated[Optional[str], typer.Option("--jaeger", metavar="URL", help="Read from a live Jaeger's query API instead, e.g. http://localhost:16686.")] = None,
+    service: Annotated[Optional[str], typer.Option("--service", metavar="NAME", help="With --jaeger: the service whose runs to read (default $OTEL_SERVICE_NAME, else graphtrail).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", metavar="DURATION", help="With --jaeger: how far back, e.g. 90m, 24h (default), 7d.")] = None,
+    by: Annotated[str, typer.Option("--by", metavar="hour|day|auto", help="Trend per 'hour', 'day', or 'auto' (hours for up to two days of traffic).")] = "auto",
+    top: Annotated[int, typer.Option("--top", metavar="N", min=1, help="How many of the most often uncited entities to list.")] = 10,
+    html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE", help="Also write an HTML page with the plots here.")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", metavar="FILE", help="Also write the statistics as JSON here.")] = None,
     include_replays: Annotated[bool, typer.Option("--include-replays", help="Count evaluation replays too (left out by default).")] = False,
 ) -> None:
     """Provenance statistics over production runs: distributions, runs with unsupported citations, uncited entities, trend."""
@@ -343,7 +346,7 @@ def kg_info(
 @kg_app.command("list")
 def kg_list() -> None:
     """List the bundled knowledge graphs and question sets."""
-    from graphtrail.agents import list_bundled
+    from graphtrail.kg.loaders import list_bundled
 
     console = _console()
     for dataset in list_bundled():

@@ -55,7 +55,7 @@ def run_compare(
     import json
 
     from graphtrail._outdir import append_text, check
-    from graphtrail.evaluators.comparison import CompareError, compare
+    from graphtrail.evaluators.comparison import CompareError
 
     if fmt not in FORMATS:
         raise InputError(f"--format {fmt!r} is not a format", "choose from: " + ", ".join(FORMATS))
@@ -63,6 +63,8 @@ def run_compare(
         check(out, force=force)  # a refused --out fails before the comparison is computed
     try:
         rules = gate_rules(fail_on)
+        from graphtrail.evaluators.comparison import compare  # after the rules: a bad one is answered at once
+
         comparison = compare(base, new, alpha=alpha)
         gate = comparison.check(rules)
     except CompareError as exc:

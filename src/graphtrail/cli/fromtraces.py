@@ -14,6 +14,7 @@ grades the questions.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,8 @@ def evaluate_from_traces(
     from .render import print_files
     from .statscmd import load_trajectories
 
-    trajectories, label = load_trajectories(source, jaeger=None, service=None, since=None)
+    trajectories, label = load_trajectories(source, jaeger=None, service=None, since=None,
+                                            keep=_first_questions(limit) if limit is not None and sample is None else None)
     gold = load_questions_arg(answers) if answers else None
     questions = questions_from_traces(trajectories, sample=sample, seed=seed, gold=gold)
     if limit is not None:
@@ -103,6 +105,22 @@ def evaluate_from_traces(
         **pipeline.otlp_outcome(otlp),
     })
     return report
+
+
+def _first_questions(limit: int) -> Callable[[Any], bool]:
+    """For ``--limit N`` without ``--sample``: read runs until a production run asks an (N+1)-th distinct question."""
+    from graphtrail.evaluators.replay.fromtraces import _is_replay, normalize_question
+
+    seen: set[str] = set()
+
+    def keep(traj: Any) -> bool:
+        text = getattr(traj, "question", None)
+        if _is_replay(traj) or not isinstance(text, str) or not text.strip():
+            return True
+        seen.add(normalize_question(text))
+        return len(seen) <= limit
+
+    return keep
 
 
 def print_gold_free_summary(report: Any, console: Any, *, graded: bool) -> None:

@@ -53,18 +53,37 @@ def check_kg_arg(value: str) -> None:
 
 
 def check_questions_arg(value: str) -> None:
-    """Refuse a ``--questions`` path that does not exist, before anything heavy is imported."""
-    if _looks_like_path(value) and not Path(value).exists():
+    """Refuse a ``--questions`` path that does not exist, is not a regular file, or holds only blank
+    lines, before anything heavy is imported (the questions themselves are read later, as a stream)."""
+    if not _looks_like_path(value):
+        return
+    path = Path(value)
+    if not path.exists():
         raise InputError(
             f"questions file not found: {value}",
             "pass a JSONL file with one {\"id\", \"question\", \"answers\"} object per line, or a bundled name",
         )
+    import stat
+
+    if not path.is_dir() and not stat.S_ISREG(path.stat().st_mode):
+        raise InputError(f"{value} is not a regular file (a pipe or a device)", "save the questions to a file first and pass its path")
+    if path.is_file() and not _has_content(path):
+        raise InputError(f"no questions in {value}", "add at least one JSONL line with id, question and answers")
+
+
+def _has_content(path: Path) -> bool:
+    """Whether ``path`` holds anything but whitespace (read in blocks: stops at the first that does)."""
+    with path.open("rb") as fh:
+        for n, block in enumerate(iter(lambda: fh.read(1 << 16), b"")):
+            if (block.removeprefix(b"\xef\xbb\xbf") if n == 0 else block).strip():
+                return True
+    return False
 
 
 def load_kg_arg(value: str) -> Any:
     """Load ``--kg``: a bundled name, a file/folder in a supported format, or a graph database."""
     check_kg_arg(value)
-    from graphtrail.agents import load_kg
+    from graphtrail.kg.loaders import load_kg
     from graphtrail.kg.backends import is_graph_database
 
     if is_graph_database(value):
@@ -221,9 +240,8 @@ def check_model(model: str) -> str:
             f"--model must be 'offline' or 'provider:model', got {model!r}",
             "e.g. --model offline or --model openai:gpt-4o-mini",
         )
-    try:
-        from langchain.chat_models.base import _BUILTIN_PROVIDERS as providers  # noqa: PLC2701
-    except Exception:  # noqa: BLE001 - older/newer langchain: let init_chat_model judge
+    providers = _langchain_providers()
+    if providers is None:  # older/newer langchain: let init_chat_model judge
         return model
     if provider not in providers:
         raise InputError(
@@ -231,6 +249,34 @@ def check_model(model: str) -> str:
             "use one of: offline, " + ", ".join(sorted(providers)),
         )
     return model
+
+
+def _langchain_providers() -> list[str] | None:
+    """The providers ``init_chat_model`` knows (``langchain.chat_models.base._BUILTIN_PROVIDERS``).
+
+    Read from the module's source rather than imported: importing it loads LangChain, seconds
+    before a mistyped ``--model`` could be answered. ``None`` when it cannot be found.
+    """
+    import ast
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("langchain")
+        roots = list(spec.submodule_search_locations or []) if spec is not None else []
+        for root in roots:
+            source = Path(root, "chat_models", "base.py")
+            if not source.is_file():
+                continue
+            for node in ast.parse(source.read_text(encoding="utf-8")).body:
+                target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+                if isinstance(target, ast.Name) and target.id == "_BUILTIN_PROVIDERS" and node.value is not None:
+                    value = node.value
+                    keys = value.keys if isinstance(value, ast.Dict) else getattr(value, "elts", [])
+                    found = [k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+                    return found or None
+    except (OSError, SyntaxError, ValueError, ImportError):
+        return None
+    return None
 
 
 def parse_conditions(values: Sequence[str] | None, known: Iterable[str]) -> list[str] | None:

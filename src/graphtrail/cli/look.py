@@ -22,7 +22,31 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["App", "Command", "Group", "argument_name", "choices_of"]
+__all__ = ["App", "Command", "Group", "argument_name", "choices_of", "EXIT_CODES", "exit_codes_of"]
+
+#: What each exit code means, at the end of every help (the same for every command but where
+#: :data:`_EXIT_1` or :data:`_EXIT_130` say more).
+EXIT_CODES = (
+    ("0", "done"),
+    ("1", "an internal error: a bug (rerun with --debug and please report it)"),
+    ("2", "bad arguments or input: one line on stderr says what to fix"),
+    ("130", "interrupted (Ctrl-C)"),
+)
+_EXIT_1 = {"compare": "a --fail-on rule was broken: the gate failed (also an internal error)"}
+_EXIT_2 = {"eval": "bad arguments or input, or with --strict a tool escaped an ablation (one line on stderr says which)"}
+_EXIT_130 = {name: "interrupted (Ctrl-C); an evaluation keeps its finished runs: rerun with --resume"
+             for name in ("eval", "demo")}
+
+
+def exit_codes_of(name: str) -> list[tuple[str, str]]:
+    """The exit codes a command's help lists, with what each means for that command."""
+    special = {"1": _EXIT_1, "2": _EXIT_2, "130": _EXIT_130}
+    return [(code, special.get(code, {}).get(name, meaning)) for code, meaning in EXIT_CODES]
+
+
+def _format_exit_codes(ctx: Any, formatter: Any) -> None:
+    with formatter.section("Exit codes"):
+        formatter.write_dl(exit_codes_of(ctx.info_name or ""))
 
 
 def argument_name(param: Any) -> str:
@@ -100,6 +124,10 @@ class Command(TyperCommand):
                 with formatter.section(title):
                     formatter.write_dl(rows)
 
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        super().format_epilog(ctx, formatter)
+        _format_exit_codes(ctx, formatter)
+
 
 class Group(TyperGroup):
     """The ``graphtrail`` and ``graphtrail kg`` groups, in the same plain style."""
@@ -107,6 +135,10 @@ class Group(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["rich_markup_mode"] = None
         super().__init__(*args, **kwargs)
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        super().format_epilog(ctx, formatter)
+        _format_exit_codes(ctx, formatter)
 
 
 class App(typer.Typer):

@@ -65,6 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # outside the command (typer turns one inside it into exit code 130, below)
         _say(_INTERRUPTED)
         return EXIT_INTERRUPTED
+    except MemoryError:  # an input too large for this machine: the input's fault, not a bug
+        if debug:
+            raise
+        _say("graphtrail: error: out of memory while reading the input; pass a smaller file, or --limit N where the command takes it")
+        return EXIT_INPUT
     except Exception as exc:  # noqa: BLE001 - the top of the CLI decides what users see
         if debug:
             raise
@@ -86,10 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _route_subcommands(args: list[str]) -> list[str]:
-    """``traces stats ...`` runs the hidden ``traces-stats`` command: ``traces`` itself takes a file
+    """``traces stats ...`` runs the command named ``traces stats``: ``traces`` itself takes a file
     argument, so it cannot also be a group (a file named "stats" would be ambiguous either way)."""
     if len(args) >= 2 and args[0] == "traces" and args[1] == "stats":
-        return ["traces-stats", *args[2:]]
+        return ["traces stats", *args[2:]]
     return args
 
 

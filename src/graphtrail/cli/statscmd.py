@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,14 @@ from .errors import InputError
 __all__ = ["traces_stats", "load_trajectories", "shown_stats"]
 
 
-def load_trajectories(source: Path | None, *, jaeger: str | None, service: str | None, since: str | None) -> tuple[list[Any], str]:
-    """The trajectories of ``source`` (a trace file) or of a live Jaeger, and a label naming where they came from."""
+def load_trajectories(source: Path | None, *, jaeger: str | None, service: str | None, since: str | None,
+                      keep: Callable[[Any], bool] | None = None) -> tuple[list[Any], str]:
+    """The trajectories of ``source`` (a trace file) or of a live Jaeger, and a label naming where they came from.
+
+    A file is read as a stream and each run is kept slim (:func:`.tracestream.slim`), so memory grows
+    with the number of runs, not the size of the file. ``keep``: read on while it returns True for
+    each run (``eval --from-traces --limit``: stop once enough questions are in).
+    """
     if source is not None and jaeger:
         raise InputError("pass a trace file or --jaeger, not both", "drop SOURCE to read from Jaeger, or --jaeger to read the file")
     if source is None and not jaeger:
@@ -31,11 +38,16 @@ def load_trajectories(source: Path | None, *, jaeger: str | None, service: str |
         return trajectories, f"Jaeger {jaeger} service {name} (last {since or '24h'})"
     if service or since:
         raise InputError("--service and --since apply to --jaeger", "drop them when reading a trace file")
-    from .pipeline import _trajectories_from
-    from .tracefiles import read_json_records
+    from .tracefiles import iter_json_records
+    from .tracestream import iter_runs, slim
 
     assert source is not None
-    return _trajectories_from(read_json_records(source), source), str(source)
+    out = []
+    for run in iter_runs(iter_json_records(source), source):
+        if keep is not None and not keep(run.trajectory):
+            break
+        out.append(slim(run.trajectory))
+    return out, str(source)
 
 
 def traces_stats(*, source: Path | None, jaeger: str | None, service: str | None, since: str | None, by: str, top: int,

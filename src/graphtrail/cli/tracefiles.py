@@ -9,58 +9,137 @@ it as one OTLP/JSON document or as the Jaeger JSON that every Jaeger UI's
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .._jsonread import JSONInputError
 from .._jsonread import loads as json_loads
-from .._lines import split_lines
 from .errors import InputError
 
-__all__ = ["read_json_records", "otlp_documents", "merge_otlp", "otlp_to_jaeger", "is_otlp", "is_trajectory"]
+__all__ = ["read_json_records", "iter_json_records", "check_trace_file", "MAX_LINE_BYTES", "MAX_DOCUMENT_BYTES", "otlp_documents", "merge_otlp", "otlp_to_jaeger", "is_otlp", "is_trajectory"]
 
 
-def read_json_records(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects in ``path``: one whole document, or one object per line."""
+#: The longest line of a JSON-lines trace file, and the largest trace file that is one JSON document
+#: (an indented export, a JSON array): each is held in memory whole, so each has a bound. graphtrail's
+#: own exporter writes one batch of spans per line, far below it.
+MAX_LINE_BYTES = 64 << 20
+MAX_DOCUMENT_BYTES = 64 << 20
+
+
+def check_trace_file(path: Path) -> None:
+    """Refuse at once what cannot be streamed: a missing path, a folder, a FIFO or a device."""
+    import stat
+
     if not path.exists():
         raise InputError(f"trace file not found: {path}", "pass the traces.jsonl written by `graphtrail run`/`demo` or by configure(exporter='jsonl')")
     if path.is_dir():
         raise InputError(f"{path} is a directory", "pass a trace file, e.g. OUT/traces.jsonl")
+    if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, /dev/zero never end
+        raise InputError(f"{path} is not a regular file (a pipe or a device)", "save the traces to a file first and pass its path")
+
+
+def read_json_records(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects in ``path``: one whole document, or one object per line (all held in memory)."""
+    return list(iter_json_records(path))
+
+
+def iter_json_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects in ``path``, read as a stream: one per line, or those of one whole document.
+
+    A JSON-lines file is read line by line (memory: one line, at most ``MAX_LINE_BYTES``); a file
+    that is one JSON document (an object or an array of objects, possibly indented) is read whole,
+    up to ``MAX_DOCUMENT_BYTES``. Errors name the line, as before. The path itself is checked
+    at once (:func:`check_trace_file`), before the first record is asked for.
+    """
+    check_trace_file(path)
+    return _records(path)
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open("rb") as fh:
+        lineno, first = 0, None
+        while first is None:  # the first line that holds something decides the layout
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                raise InputError(f"trace file {path} is empty", "run an agent with tracing to a jsonl file first (graphtrail run ... --out DIR)")
+            lineno += 1
+            text = _decode(raw, path, lineno, first_line=lineno == 1)
+            if text.strip():
+                first = text
+        obj = _parse_line(first, path, lineno, strict=False)
+        head = first.strip()
+        opens_document = obj is None and head.startswith(("{", "[")) and not head.endswith(("}", "]"))
+        if opens_document or isinstance(obj, list):  # one document: indented, or an array
+            yield from _whole_document(path)
+            return
+        if not isinstance(obj, dict):
+            _parse_line(first, path, lineno, strict=True)  # not JSON: says why
+            raise InputError(f"{path} line {lineno} is not a JSON object", "expected OTLP/JSON lines or Trajectory JSON lines")
+        check_record(obj, f"{path} line {lineno}")
+        yield obj
+        for raw in iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""):
+            lineno += 1
+            text = _decode(raw, path, lineno)
+            if not text.strip():
+                continue
+            obj = _parse_line(text, path, lineno, strict=True)
+            if not isinstance(obj, dict):
+                raise InputError(f"{path} line {lineno} is not a JSON object", "expected OTLP/JSON lines or Trajectory JSON lines")
+            check_record(obj, f"{path} line {lineno}")
+            yield obj
+
+
+def _decode(raw: bytes, path: Path, lineno: int, first_line: bool = False) -> str:
+    if len(raw) > MAX_LINE_BYTES:
+        raise InputError(f"{path} line {lineno} is longer than {MAX_LINE_BYTES >> 20} MB",
+                         "expected OTLP/JSON lines (one batch of spans per line) or Trajectory JSON lines")
+    try:
+        text = raw.decode("utf-8-sig" if first_line else "utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} line {lineno} is not UTF-8 text", "pass a trace file written by graphtrail (OTLP/JSON lines or trajectories)") from None
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _parse_line(text: str, path: Path, lineno: int, *, strict: bool) -> Any:
+    try:
+        return json_loads(text, first_line=lineno)
+    except JSONInputError as exc:
+        if not strict:
+            return None
+        raise InputError(
+            f"{path} line {lineno} is not JSON ({exc.reason})",
+            "expected OTLP/JSON lines (graphtrail's jsonl exporter) or one JSON document",
+        ) from None
+
+
+def _whole_document(path: Path) -> Iterator[dict[str, Any]]:
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        raise InputError(f"{path} is one JSON document of {size >> 20} MB, over the {MAX_DOCUMENT_BYTES >> 20} MB read whole",
+                         "write the traces as JSON lines (configure(exporter='jsonl') does), which are read as a stream at any size")
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise InputError(f"{path} line {line} is not UTF-8 text", "pass a trace file written by graphtrail (OTLP/JSON lines or trajectories)") from None
-    if not text.strip():
-        raise InputError(f"trace file {path} is empty", "run an agent with tracing to a jsonl file first (graphtrail run ... --out DIR)")
     try:
         whole = json_loads(text)
-    except JSONInputError:
-        whole = None
+    except JSONInputError as exc:
+        line = f" line {exc.line}" if getattr(exc, "line", None) else ""
+        raise InputError(f"{path}{line} is not JSON ({exc.reason})",
+                         "expected OTLP/JSON lines (graphtrail's jsonl exporter) or one JSON document") from None
     if isinstance(whole, dict):
         check_record(whole, str(path))
-        return [whole]
+        yield whole
+        return
     if isinstance(whole, list) and all(isinstance(x, dict) for x in whole):
         for i, item in enumerate(whole):
             check_record(item, f"{path} item {i}")
-        return whole
-    records: list[dict[str, Any]] = []
-    for lineno, line in enumerate(split_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json_loads(line, first_line=lineno)
-        except JSONInputError as exc:
-            raise InputError(
-                f"{path} line {lineno} is not JSON ({exc.reason})",
-                "expected OTLP/JSON lines (graphtrail's jsonl exporter) or one JSON document",
-            ) from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path} line {lineno} is not a JSON object", "expected OTLP/JSON lines or Trajectory JSON lines")
-        check_record(obj, f"{path} line {lineno}")
-        records.append(obj)
-    return records
+        yield from whole
+        return
+    raise InputError(f"{path} line 1 is not a JSON object", "expected OTLP/JSON lines or Trajectory JSON lines")
 
 
 # --------------------------------------------------------------- shape checks

@@ -21,6 +21,8 @@ Names are imported lazily (``_EXPORTS`` maps each to its module) so that
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 _EXPORTS: dict[str, str] = {
@@ -92,12 +94,32 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = sorted(_EXPORTS)
 
-# ``replay`` is both a subpackage and a function; bind the function eagerly, or the
-# subpackage (set on this package when first imported) would shadow it.
-from .replay.runner import replay  # noqa: E402
+
+
+class _Package(types.ModuleType):
+    """``replay`` is both a subpackage and a function, and the name means the function.
+
+    The import system binds a subpackage on its parent once it is loaded; this
+    package ignores that binding for ``replay``, so the function is found (and
+    imported) on first use rather than eagerly: the replay runner imports the
+    agents and LangChain, seconds that ``compare`` and ``report`` do not need.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "replay" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
+    if name == "replay":
+        from .replay.runner import replay
+
+        globals()["replay"] = replay
+        return replay
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'graphtrail.evaluators' has no attribute {name!r}")
@@ -105,4 +127,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | {"replay"})

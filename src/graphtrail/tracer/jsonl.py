@@ -152,15 +152,20 @@ def iter_otlp_json_spans(source: str | os.PathLike[str] | Iterable[str]) -> Iter
             request = json.loads(line)
         except ValueError as exc:
             raise ValueError(f"line {number} is not JSON: {exc}") from exc
-        for resource_spans in request.get("resourceSpans", []):
-            for scope_spans in resource_spans.get("scopeSpans", []):
-                for span in scope_spans.get("spans", []):
-                    yield {
-                        "name": span.get("name", ""),
-                        "trace_id": _id_hex(span.get("traceId"), 16),
-                        "span_id": _id_hex(span.get("spanId"), 8),
-                        "parent_id": _id_hex(span.get("parentSpanId"), 8),
-                        "start_ns": int(span.get("startTimeUnixNano", 0)),
-                        "end_ns": int(span.get("endTimeUnixNano", 0)),
-                        "attributes": {a["key"]: _any_value(a.get("value", {})) for a in span.get("attributes", [])},
-                    }
+        yield from spans_of_request(request)
+
+
+def spans_of_request(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Flat span records of one parsed OTLP/JSON ``ExportTraceServiceRequest`` (a reader that parsed the line already)."""
+    for resource_spans in request.get("resourceSpans", []):
+        for scope_spans in resource_spans.get("scopeSpans", []):
+            for span in scope_spans.get("spans", []):
+                yield {
+                    "name": span.get("name", ""),
+                    "trace_id": _id_hex(span.get("traceId"), 16),
+                    "span_id": _id_hex(span.get("spanId"), 8),
+                    "parent_id": _id_hex(span.get("parentSpanId"), 8),
+                    "start_ns": int(span.get("startTimeUnixNano", 0)),
+                    "end_ns": int(span.get("endTimeUnixNano", 0)),
+                    "attributes": {a["key"]: _any_value(a.get("value", {})) for a in span.get("attributes", [])},
+                }

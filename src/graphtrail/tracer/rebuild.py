@@ -149,6 +149,15 @@ def trajectories_from_spans(spans: Iterable[Any]) -> list[Trajectory]:
     return _build(_record_of(s) for s in spans)
 
 
+def trajectories_from_span_records(records: Iterable[dict[str, Any]]) -> list[Trajectory]:
+    """Trajectories of flat span records (as :func:`~.jsonl.iter_otlp_json_spans` yields them), by start time.
+
+    For readers that group a file's spans by trace and rebuild each trace once it is complete,
+    so that memory holds the traces in flight rather than the whole file (``graphtrail traces``).
+    """
+    return _build(records)
+
+
 def trajectories_from_otlp_json(source: str | os.PathLike[str] | Iterable[str]) -> list[Trajectory]:
     """Trajectories from OTLP/JSON lines: a file path (e.g. the jsonl exporter's), a string, or lines."""
     return _build(iter_otlp_json_spans(source))

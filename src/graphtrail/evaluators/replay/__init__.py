@@ -25,6 +25,19 @@ function, so ``import graphtrail.evaluators.replay.runner as m`` and dotted
 monkeypatch targets do not work).
 """
 
-from .runner import AgentRunner, ReplayJob, answer_from_output, default_input, replay
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["replay", "ReplayJob", "AgentRunner", "answer_from_output", "default_input"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runner import AgentRunner, ReplayJob, answer_from_output, default_input, replay
+
+
+def __getattr__(name: str) -> Any:
+    # On first use: the runner imports the agents and LangChain, which modules of this package
+    # such as ``fromtraces`` and ``progress`` (read by ``annotate`` and the CLI) do not need.
+    if name in __all__:
+        from . import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -69,11 +69,17 @@ class ReplayProgress:
             self._bar.update(self._task, advance=1, calls=self._calls, reused=self._reused)
 
     def ahead(self) -> None:
-        """One condition run finished early, while baselines still run: said beside the phase, not counted in it
-        (it counts when the end keeps it), so a long baseline phase shows the ablations going on too."""
+        """One condition run finished early, while baselines still run (:mod:`.speculate`).
+
+        Said beside the baseline count ("baseline 30/36 runs (83%) · 14 ablation runs done early"),
+        not counted in it; the ablations phase counts such a run once the end keeps it. Runs that
+        finish early after the baselines are done are counted there, so they are not said twice.
+        """
+        if self._label != "baseline":
+            return
         self._ahead += 1
-        note = f"{self._ahead} ablation runs ahead"
+        note = f"{self._ahead} ablation run{'s' if self._ahead != 1 else ''} done early"
         if self._beat is not None:
             self._beat.note(note)
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, description=f"{self._label} ({note})")
+            self._bar.update(self._task, description=f"{self._label} · {note}")

@@ -168,10 +168,14 @@ def load_report(path: str | Path) -> Report:
     """Read a results.json written by :meth:`Report.write` (for re-rendering)."""
     p = Path(path)
     try:
+        import stat
+
+        if not stat.S_ISREG(p.stat().st_mode):  # a FIFO would block, /dev/zero fill memory
+            raise ReportError(f"{p}: not a regular file; pass the results.json an evaluation wrote")
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ReportError(f"results file not found: {p}") from None
-    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, not UTF-8, a 5,000-digit number
+    except (OSError, ValueError, RecursionError, MemoryError) as exc:  # ValueError: bad JSON, not UTF-8, a 5,000-digit number
         raise ReportError(f"{p}: not a readable results.json ({type(exc).__name__}: {str(exc)[:200]})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if not isinstance(version, str) or not version.startswith("graphtrail.results/"):

@@ -186,6 +186,17 @@ def _score_rows(report: "Report") -> list[tuple[str, str, str]]:
     return _score_rows_all(report, how)
 
 
+def _fidelity_missing(report: "Report") -> str:
+    """Why no question has a fidelity: the questions' own notes, the most common first."""
+    from collections import Counter
+
+    notes = Counter(q.fidelity_note for q in report.questions if getattr(q, "fidelity_note", None))
+    if not notes:
+        return "no question's topic-to-answer path could be traced"
+    note, n = notes.most_common(1)[0]
+    return f"{note.removeprefix('not measured: ')} ({n} of {len(report.questions)} questions)"
+
+
 def _score_rows_all(report: "Report", how: str) -> list[tuple[str, str, str]]:
     s = report.scores
     f = s.faithfulness
@@ -200,7 +211,8 @@ def _score_rows_all(report: "Report", how: str) -> list[tuple[str, str, str]]:
          f"uncited but influential ({s.entities_scored} entities scored)"),
         ("Trajectory fidelity", f"{_pct(s.fidelity)} over {s.fidelity_n} questions",
          f"cited share of the topic→answer path; precision {_pct(s.fidelity_precision)}; "
-         f"order Kendall τ {_num(s.order_tau)} ({s.order_tau_n} q)"),
+         f"order Kendall τ {_num(s.order_tau)} ({s.order_tau_n} q)") if s.fidelity_n else
+        ("Trajectory fidelity", "not measured", _fidelity_missing(report)),
         ("Structural faithfulness", _num(f.get("score")),
          f"1 − excess change under uncited removal; mask {_num(f.get('mask_score'))}; "
          f"text-only excess {_num(f.get('excess_text_only'))}; structural gap {_num(f.get('structural_gap'))}"),

@@ -14,9 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
 import numpy as np
-from scipy import stats as sstats
 
 from ...tracer.trajectory import Trajectory
 from ..records import RunRecord, question_field
@@ -59,6 +57,13 @@ def group_runs(records: Iterable[RunRecord]) -> Runs:
         for runs in by_cond.values():
             runs.sort(key=lambda r: (r.key.variant, r.key.trial))
     return {q: dict(c) for q, c in out.items()}
+
+
+def _sstats() -> Any:
+    """scipy.stats, imported on first use: it takes about a second, and most callers never reach it."""
+    from scipy import stats
+
+    return stats
 
 
 def baseline_record(runs_of_question: Mapping[str, Sequence[RunRecord]]) -> RunRecord | None:
@@ -237,7 +242,9 @@ class Fidelity:
     reason: str | None = None
 
 
-def _traversed_graph(trajectory: Trajectory) -> nx.Graph:
+def _traversed_graph(trajectory: Trajectory) -> Any:
+    import networkx as nx  # on use: half a second at start-up, and compare and report never reach it
+
     graph = nx.Graph()
     graph.add_nodes_from(trajectory.visited)
     graph.add_edges_from((e.source, e.target) for e in trajectory.edges)
@@ -249,8 +256,13 @@ def _order_tau(trajectory: Trajectory) -> float | None:
     cited = [c for c in dict.fromkeys(trajectory.citations) if c in visit_pos]
     if len(cited) < 2:
         return None
-    tau = sstats.kendalltau(list(range(len(cited))), [visit_pos[c] for c in cited]).statistic
+    tau = _sstats().kendalltau(list(range(len(cited))), [visit_pos[c] for c in cited]).statistic
     return None if tau is None or np.isnan(tau) else float(tau)
+
+
+#: Why fidelity was not measured when neither a graph nor the questions' topic ids were given.
+NO_TOPIC_NOR_KG = ("not measured: no knowledge graph and no topic_ids were given, so the topic-to-answer path is unknown "
+                   "(pass --kg with your graph, or topic_ids in the questions)")
 
 
 def trajectory_fidelity(trajectory: Trajectory, question: Any = None, kg: Any = None) -> Fidelity:
@@ -268,9 +280,14 @@ def trajectory_fidelity(trajectory: Trajectory, question: Any = None, kg: Any = 
         topics = list(dict.fromkeys(first.entity_ids)) if first is not None else []
         topic_source = "first_step"
     targets = [t for t in answer_entities(trajectory.answer, trajectory, question, kg) if t in graph]
+    # Without a graph and without the question's topic ids, the path is guessed from the first step;
+    # when that fails, the cause is what was not given, and the note says what to pass.
+    unknown = NO_TOPIC_NOR_KG if kg is None and topic_source == "first_step" else None
     if not topics or not targets:
-        reason = "no topic entity was visited" if not topics else "the answer names no visited entity"
+        reason = unknown or ("no topic entity was visited" if not topics else "the answer names no visited entity")
         return Fidelity([], None, None, tau, topic_source, reason)
+    import networkx as nx
+
     path: dict[str, None] = {}
     for topic in topics:
         dist = nx.single_source_shortest_path_length(graph, topic)
@@ -283,7 +300,7 @@ def trajectory_fidelity(trajectory: Trajectory, question: Any = None, kg: Any = 
         if topic_source == "first_step":
             break  # the first step's entities are alternatives for one entry point, not several topics
     if not path:
-        return Fidelity([], None, None, tau, topic_source, "the answer is not reachable from a topic entity")
+        return Fidelity([], None, None, tau, topic_source, unknown or "the answer is not reachable from a topic entity")
     nodes = list(path)
     on_path = cited & set(nodes)
     recall = len(on_path) / len(nodes)
@@ -345,7 +362,7 @@ def fit_surrogate(
     predicted = cross_val_predict(model, x, y, cv=KFold(n_splits=k, shuffle=True, random_state=seed))
     lds = None
     if np.ptp(predicted) > 0:
-        rho = sstats.spearmanr(predicted, y).statistic
+        rho = _sstats().spearmanr(predicted, y).statistic
         lds = None if np.isnan(rho) else float(rho)
     model.fit(x, y)
     return SurrogateFit({e: float(w) for e, w in zip(entities, model.coef_)}, lds, len(runs))

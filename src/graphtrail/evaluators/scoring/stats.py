@@ -19,9 +19,9 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 import numpy as np
-from scipy import stats as sstats
 
 __all__ = [
     "Interval",
@@ -38,6 +38,13 @@ __all__ = [
     "mcnemar_power",
     "min_detectable_difference",
 ]
+
+
+def _sstats() -> Any:
+    """scipy.stats, imported on first use: it takes about a second, and most callers never reach it."""
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -149,8 +156,18 @@ def mcnemar_exact(reference: Sequence[bool], other: Sequence[bool]) -> McNemarRe
         raise ValueError("mcnemar_exact needs paired outcomes of equal length")
     b = sum(1 for r, o in zip(reference, other) if r and not o)
     c = sum(1 for r, o in zip(reference, other) if o and not r)
-    p = 1.0 if b + c == 0 else float(sstats.binomtest(b, b + c, 0.5).pvalue)
+    p = 1.0 if b + c == 0 else binomial_half_p(b, b + c)
     return McNemarResult(n=len(reference), b=b, c=c, p_value=min(1.0, p))
+
+
+def binomial_half_p(k: int, n: int) -> float:
+    """Two-sided exact binomial p of ``k`` successes in ``n`` at p = 0.5 (scipy's ``binomtest`` there).
+
+    The distribution is symmetric, so the p is twice the smaller tail; in integers, exact at any n,
+    and without scipy.stats, whose import cost about a second of every ``compare``.
+    """
+    low = min(k, n - k)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(low + 1)) / 2**n)
 
 
 def pairwise_disagreement(values: Sequence[Hashable]) -> float | None:
@@ -188,10 +205,34 @@ def pass_k(per_question: Sequence[Sequence[bool | None]], k: int) -> float | Non
     return sum(vals) / len(vals) if vals else None
 
 
-def _critical_counts(d: np.ndarray, alpha: float) -> np.ndarray:
+#: Up to this many questions the power is computed with NumPy from a (n+1) x (n+1) table of
+#: binomial probabilities; above it (tables of megabytes) with scipy.stats, imported then.
+_NUMPY_POWER_MAX_N = 1500
+
+
+def _binomial_table(n: int, p: float) -> np.ndarray:
+    """``T[d, i] = P(Binomial(d, p) = i)`` for ``0 <= i <= d <= n`` (0 above the diagonal)."""
+    d = np.arange(n + 1)[:, None]
+    i = np.arange(n + 1)[None, :]
+    below = i <= d
+    if p <= 0.0 or p >= 1.0:
+        return ((i == (d if p >= 1.0 else 0)) & below).astype(float)
+    log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1)))))
+    k = np.where(below, d - i, 0)
+    log_pmf = log_fact[d] - log_fact[i] - log_fact[k] + i * math.log(p) + k * math.log1p(-p)
+    return np.where(below, np.exp(np.where(below, log_pmf, 0.0)), 0.0)
+
+
+def _critical_counts(d: np.ndarray, alpha: float, half: np.ndarray | None = None) -> np.ndarray:
     """Largest k with 2*P(Binom(d, 1/2) <= k) <= alpha, per d (-1 where no k qualifies)."""
-    k = sstats.binom.ppf(alpha / 2.0, d, 0.5)
-    k = np.where(sstats.binom.cdf(k, d, 0.5) * 2.0 <= alpha, k, k - 1)
+    if half is None:
+        stats = _sstats()
+        k = stats.binom.ppf(alpha / 2.0, d, 0.5)
+        k = np.where(stats.binom.cdf(k, d, 0.5) * 2.0 <= alpha, k, k - 1)
+        return np.where(d > 0, k, -1).astype(int)
+    ok = np.cumsum(half, axis=1) * 2.0 <= alpha  # [d, k]: the lower tail up to k is small enough
+    ok &= np.arange(len(d))[None, :] <= d[:, None]
+    k = np.where(ok.any(axis=1), ok.sum(axis=1) - 1, -1)  # tails grow with k: the True run starts at 0
     return np.where(d > 0, k, -1).astype(int)
 
 
@@ -210,12 +251,22 @@ def mcnemar_power(n: int, discordant: float, delta: float, alpha: float = 0.05) 
     if delta > discordant + 1e-12:
         raise ValueError("|delta| cannot exceed the discordant probability")
     d = np.arange(n + 1)
-    weight = sstats.binom.pmf(d, n, min(discordant, 1.0))
-    crit = _critical_counts(d, alpha)
     pi = min(1.0, (discordant + delta) / (2.0 * discordant))
-    ok = crit >= 0
-    reject = np.zeros(n + 1)
-    reject[ok] = sstats.binom.cdf(crit[ok], d[ok], pi) + sstats.binom.sf(d[ok] - crit[ok] - 1, d[ok], pi)
+    if n > _NUMPY_POWER_MAX_N:
+        stats = _sstats()
+        weight = stats.binom.pmf(d, n, min(discordant, 1.0))
+        crit = _critical_counts(d, alpha)
+        ok = crit >= 0
+        reject = np.zeros(n + 1)
+        reject[ok] = stats.binom.cdf(crit[ok], d[ok], pi) + stats.binom.sf(d[ok] - crit[ok] - 1, d[ok], pi)
+        return float(np.sum(weight * np.minimum(reject, 1.0)))
+    weight = _binomial_table(n, min(discordant, 1.0))[n]
+    crit = _critical_counts(d, alpha, _binomial_table(n, 0.5))
+    table = _binomial_table(n, pi)
+    cols = np.arange(n + 1)[None, :]
+    lower = (cols <= crit[:, None]) & (crit[:, None] >= 0)  # i <= k
+    upper = (cols >= (d - crit)[:, None]) & (crit[:, None] >= 0) & (cols <= d[:, None])  # i >= d - k
+    reject = (table * lower).sum(axis=1) + (table * upper).sum(axis=1)
     return float(np.sum(weight * np.minimum(reject, 1.0)))
 
 

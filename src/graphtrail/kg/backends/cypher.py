@@ -25,9 +25,10 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:  # imported on use: networkx costs a second at start-up, and only .graph needs it
+    import networkx as nx
 
 from ..fields import parse_aliases
 from ..graph import KnowledgeGraph
@@ -455,6 +456,8 @@ class CypherGraph:
         """The whole graph as a networkx MultiDiGraph, read once and cached (for code that wants networkx)."""
         shared = self._shared
         if shared.graph is None:
+            import networkx as nx
+
             base = self._unfiltered()
             g = nx.MultiDiGraph()
             for e in base.entities():
@@ -471,6 +474,8 @@ class CypherGraph:
         if self.graph_filter is None or not self.graph_filter.hidden:
             return full
         hidden = self.graph_filter.hidden
+        import networkx as nx
+
         return nx.subgraph_view(full, filter_node=lambda n: n not in hidden)  # type: ignore[return-value]
 
     def describe(self, communities: bool = False) -> dict[str, Any]:

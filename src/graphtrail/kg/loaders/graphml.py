@@ -16,8 +16,6 @@ from typing import Any
 import numpy as np
 from xml.etree.ElementTree import ParseError
 
-import networkx as nx
-
 from ..errors import KGError
 from ..fields import ALIAS_SEPARATOR, DEFAULT_RELATION, parse_aliases
 from ..graph import KnowledgeGraph
@@ -189,6 +187,8 @@ def _edge_columns(sources: list[Any], targets: list[Any], keys: list[Any], datas
 
 
 def _read_with_networkx(path: Path) -> tuple[list[tuple[Any, dict[str, Any]]], tuple[Any, ...]]:
+    import networkx as nx  # on use (the last of three readers): importing it cost a second of every start-up
+
     try:
         g = nx.read_graphml(path, force_multigraph=True)
     except ParseError as exc:
@@ -203,6 +203,8 @@ def _read_with_networkx(path: Path) -> tuple[list[tuple[Any, dict[str, Any]]], t
 
 def save_graphml(kg: KnowledgeGraph, path: Path) -> Path:
     """Write ``kg`` as GraphML (aliases joined with ``;``)."""
+    import networkx as nx
+
     g = nx.MultiDiGraph()
     for e in kg.entities():
         g.add_node(e.id, name=e.name, type=e.type, description=e.description, aliases=ALIAS_SEPARATOR.join(e.aliases))
