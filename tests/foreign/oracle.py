@@ -33,11 +33,11 @@ def load_records(out_dir: Path) -> list[RunRecord]:
     return list(found.values())
 
 
-def oracle_answer(build: Callable[[], Any], question: str, hidden: list[str], masked: list[str]) -> str | None:
-    """The answer of a fresh agent on data without ``hidden`` (and with ``masked`` names masked)."""
+def oracle_answer(build: Callable[[], Any], question: str, hidden: list[str], masked: list[str], **trace: Any) -> str | None:
+    """The answer of a fresh agent on data without ``hidden`` (and with ``masked`` names masked); ``trace``: trace_agent's options."""
     token = REMOVED.set((frozenset(hidden), frozenset(masked)))
     try:
-        agent = graphtrail.trace_agent(build())  # built on the ablated data (a graph loaded at build time)
+        agent = graphtrail.trace_agent(build(), **trace)  # built on the ablated data (a graph loaded at build time)
         with graphtrail.capture() as cap:
             output = asyncio.run(AgentRunner(agent)(question))
     finally:
@@ -49,7 +49,7 @@ def oracle_answer(build: Callable[[], Any], question: str, hidden: list[str], ma
     return answer_from_output(output)[0]
 
 
-def check_against_oracle(report: Any, out_dir: Path, build: Callable[[], Any]) -> dict[str, int]:
+def check_against_oracle(report: Any, out_dir: Path, build: Callable[[], Any], **trace: Any) -> dict[str, int]:
     """Every run of every valid condition equals the oracle; returns the runs checked per condition."""
     checked: dict[str, int] = {}
     wrong = []
@@ -59,7 +59,7 @@ def check_against_oracle(report: Any, out_dir: Path, build: Callable[[], Any]) -
         if condition == "baseline" or row is None or not row.valid:
             continue
         assert record.status != "error", record.error
-        truth = oracle_answer(build, record.question, record.hidden, record.masked)
+        truth = oracle_answer(build, record.question, record.hidden, record.masked, **trace)
         checked[condition] = checked.get(condition, 0) + 1
         if truth != record.answer:
             wrong.append((condition, record.key.variant, record.hidden, record.masked, record.answer, truth))

@@ -45,6 +45,8 @@ def evaluate_from_traces(
     console: Any,
     strict: bool,
     limit: int | None,
+    answer_field: str | None = None,
+    citations_field: str | None = None,
 ) -> Any:
     from graphtrail import evaluators
     from graphtrail.evaluators.replay.fromtraces import questions_from_traces
@@ -89,7 +91,8 @@ def evaluate_from_traces(
     pipeline.setup_tracing(trace_path, otlp)
     report = evaluators.evaluate(
         built.agent, questions, kg=graph, conditions=conditions, trials=trials, seed=seed, concurrency=concurrency,
-        out_dir=out, resume=resume, reuse=reuse, citations=citations, progress=True, agent_name=built.name,
+        out_dir=out, resume=resume, reuse=reuse, citations=citations, answer_field=answer_field,
+        citations_field=citations_field, progress=True, agent_name=built.name,
         model_name=built.model_name, strict=strict,
     )
     pipeline._flush_tracing()

@@ -425,8 +425,9 @@ class AnswerResult:
     citations: list[str]
     status: str  # "ok" | "no_answer"
     #: where the answer came from: "tool_call", "markers", "parser" or "text" (free text:
-    #: its citations, if any, are read from names once the run's entities are known)
+    #: its citations, if any, are read from names once the run's entities are known), "structured"
     source: str = "text"
+    reason: str | None = None  # why a "no_answer" found no answer, when it can say (tracer/structured.py)
 
 
 def _unique(ids: Iterable[Any]) -> list[str]:
