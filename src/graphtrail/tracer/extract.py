@@ -41,7 +41,7 @@ _registry: dict[str, Extractor] = {}
 
 DEFAULT_CITATION_PATTERN = r"\[E:\s*([^\]]*?)\s*\]"
 ANSWER_TOOL = "submit_answer"
-_ID_KEYS = ("id", "entity_id", "node_id", "elementId", "element_id")
+_ID_KEYS = ("id", "entity_id", "node_id", "elementId", "element_id", "@id")  # "@id": JSON-LD
 _NAME_KEYS = ("name", "label", "title")
 #: Keys that name a graph record when nothing carries an id (Cypher rows: ``{"p.name": ...}``
 #: or ``{"p": {"name": ...}}``): tried only when the id-keyed walk found nothing.

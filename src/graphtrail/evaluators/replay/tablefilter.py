@@ -45,10 +45,15 @@ def table_lines(text: str, graph_filter: GraphFilter, names: Mapping[str, str]) 
     matcher.ensure(graph_filter.hidden)
     hidden = graph_filter.hidden
     out: dict[int, bool] = {}
+    from .withheld import without_kept_descriptions
+
     for table in tables:
         for line in table.frame_lines:
             out[line] = False
         for line, row in zip(table.row_lines, table.rows):
-            out[line] = any(_leaked(match, graph_filter) & hidden for cell in row.values() if cell
-                            for match in matcher.matches(cell))
+            # by value: a cell that is a hidden entity's id, whatever its column; else a name the matcher reads,
+            # outside the cells' own descriptions of kept entities (which name whom they like)
+            out[line] = any(cell.strip() in hidden for cell in row.values() if cell) or any(
+                _leaked(match, graph_filter) & hidden for cell in row.values() if cell
+                for match in matcher.matches(without_kept_descriptions(cell, graph_filter, matcher)))
     return out
