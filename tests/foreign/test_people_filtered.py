@@ -203,6 +203,44 @@ def test_markdown_table_with_a_person_id_column(tmp_path: Path) -> None:
     _all_valid_and_exact(report, tmp_path, _table_agent)
 
 
+# ---------------------------------------------------------------- JSON rows keyed by "uid": recognised by value
+
+
+def uid_rows(query: str) -> str:
+    pid = find(query)
+    record = person(pid) if pid is not None else None
+    if record is None:
+        return "[]"
+    return json.dumps([{"uid": pid, "full_name": record["name"], "knows": colleagues(pid)}])
+
+
+def _uid_policy(messages: list[BaseMessage], results: list[ToolMessage]) -> AIMessage:
+    if not results:
+        return call("people", {"query": asked_name(messages)}, 0)
+    first = parse(results[0].content) or []
+    if not first or not first[0].get("knows"):
+        return AIMessage(content=answer_text(None, None))
+    if len(results) == 1:
+        return call("people", {"query": first[0]["knows"][0]}, 1)
+    second = parse(results[1].content) or []
+    return AIMessage(content=answer_text(second[0]["full_name"] if second else None, None))
+
+
+def _uid_agent() -> Any:
+    @tool
+    def people(query: str) -> str:
+        """Scientists as JSON rows, by name or uid."""
+        return uid_rows(query)
+
+    return create_agent(people_model(_uid_policy), [people], name="uid-rows")
+
+
+def test_json_rows_keyed_by_uid_are_read_by_value_with_a_kg(tmp_path: Path) -> None:
+    report = _evaluate(_uid_agent, tmp_path)
+    assert report.questions[0].citations == ["p2"] and "p1" in report.questions[0].visited_uncited
+    _all_valid_and_exact(report, tmp_path, _uid_agent)
+
+
 # ---------------------------------------------------------------- what an ablation-aware prompt shows is no leak
 
 

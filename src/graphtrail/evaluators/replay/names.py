@@ -16,10 +16,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import ToolMessage
-
 from ...kg.views import GraphFilter
 from .leaks import normalize
+from .withheld import map_strings as _map_strings
 
 __all__ = ["MISSING", "absent_arguments", "restore", "mask_everywhere"]
 
@@ -85,20 +84,3 @@ def mask_everywhere(output: Any, graph_filter: GraphFilter, names: Mapping[str, 
         return output
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")(?![\w-])")
     return _map_strings(output, lambda s: pattern.sub(lambda m: terms[m.group(0)], s))
-
-
-def _map_strings(value: Any, fn: Any) -> Any:
-    if isinstance(value, str):
-        return fn(value)
-    if isinstance(value, ToolMessage):
-        return value.model_copy(update={"content": _map_strings(value.content, fn), "artifact": _map_strings(value.artifact, fn)})
-    if isinstance(value, dict):
-        return {k: _map_strings(v, fn) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_map_strings(v, fn) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_map_strings(v, fn) for v in value)
-    page = getattr(value, "page_content", None)  # a retriever's Document: its text and its metadata
-    if isinstance(page, str) and hasattr(value, "model_copy"):
-        return value.model_copy(update={"page_content": fn(page), "metadata": _map_strings(getattr(value, "metadata", {}), fn)})
-    return value

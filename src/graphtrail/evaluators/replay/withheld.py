@@ -24,6 +24,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from langchain_core.messages import ToolMessage
+
 from ...kg.views import GraphFilter
 from .textleaks import MIN_WORDS, words
 
@@ -72,9 +74,20 @@ def _remover(texts: Iterable[str]) -> Callable[[str], str] | None:
 
 def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     """``value`` with ``fn`` applied to every string in it (nested dicts, lists, tuples, a ToolMessage, Documents)."""
-    from .names import _map_strings
-
-    return _map_strings(value, fn)
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, ToolMessage):
+        return value.model_copy(update={"content": map_strings(value.content, fn), "artifact": map_strings(value.artifact, fn)})
+    if isinstance(value, dict):
+        return {k: map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [map_strings(v, fn) for v in value]
+    if isinstance(value, tuple):
+        return tuple(map_strings(v, fn) for v in value)
+    page = getattr(value, "page_content", None)  # a retriever's Document: its text and its metadata
+    if isinstance(page, str) and hasattr(value, "model_copy"):
+        return value.model_copy(update={"page_content": fn(page), "metadata": map_strings(getattr(value, "metadata", {}), fn)})
+    return value
 
 
 def remove_withheld(output: Any, graph_filter: GraphFilter, names: Any) -> Any:
