@@ -303,12 +303,22 @@ def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: EntityNames,
         if by_name:
             if '"description"' in text:
                 text = _DESCRIPTION.sub(" ", text)
-            text = without_kept_descriptions(text, graph_filter, names)  # a kept entity's own text, in any shape
-            for match in names.matches(text):
-                hits |= _leaked(match, graph_filter)
+            by_names = _name_hits(text, graph_filter, names)
+            if by_names:  # read again without the kept entities' own descriptions, in any shape (.withheld)
+                stripped = without_kept_descriptions(text, graph_filter, names)
+                if stripped != text:
+                    by_names = _name_hits(stripped, graph_filter, names)
+            hits |= by_names
         if hits:
             found.setdefault(channel, set()).update(hits)
     return {channel: sorted(ids) for channel, ids in sorted(found.items())}
+
+
+def _name_hits(text: str, graph_filter: GraphFilter, names: EntityNames) -> set[str]:
+    hits: set[str] = set()
+    for match in names.matches(text):
+        hits |= _leaked(match, graph_filter)
+    return hits
 
 
 def describe_leaks(leaks: Mapping[str, Iterable[str]]) -> str:

@@ -39,13 +39,16 @@ def _long_enough(text: str) -> bool:
     return len(words(text)) >= MIN_WORDS
 
 
-def withheld_texts(graph_filter: GraphFilter, names: Any) -> list[str]:
-    """The descriptions ``graph_filter`` withholds (of its hidden, masked and text-blocked entities), longest first."""
+def withheld_texts(graph_filter: GraphFilter, names: Any, text: str) -> list[str]:
+    """The descriptions ``graph_filter`` withholds (of its hidden, masked and text-blocked entities) that ``text``
+    may quote, longest first: only the entities the span index finds in ``text`` are looked at, so the cost does
+    not grow with the withheld set (``full_isolation`` withholds nearly the whole graph)."""
     spans = getattr(names, "spans", None)
-    if spans is None:
+    if spans is None or not text:
         return []
-    ids = graph_filter.hidden | graph_filter.masked | graph_filter.text_blocked
-    found = {t for eid in ids for t in spans.texts(eid) if _long_enough(t)}
+    withheld = graph_filter.hidden | graph_filter.masked | graph_filter.text_blocked
+    owners = {eid for _, ids in spans.found(text) for eid in ids if eid in withheld}
+    found = {t for eid in owners for t in spans.texts(eid) if _long_enough(t)}
     return sorted(found, key=len, reverse=True)
 
 
@@ -91,9 +94,17 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
 
 
 def remove_withheld(output: Any, graph_filter: GraphFilter, names: Any) -> Any:
-    """``output`` without any withheld description, wherever it appears verbatim."""
-    remove = _remover(withheld_texts(graph_filter, names))
-    return output if remove is None else map_strings(output, remove)
+    """``output`` without any withheld description, wherever it appears verbatim (in any string, at any depth)."""
+    if getattr(names, "spans", None) is None or not (graph_filter.hidden or graph_filter.masked or graph_filter.text_blocked):
+        return output
+
+    def remove(value: str) -> str:
+        if len(value) < 8:
+            return value
+        remover = _remover(withheld_texts(graph_filter, names, value))
+        return value if remover is None else remover(value)
+
+    return map_strings(output, remove)
 
 
 def without_kept_descriptions(text: str, graph_filter: GraphFilter, names: Any) -> str:
