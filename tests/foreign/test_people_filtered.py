@@ -241,6 +241,52 @@ def test_json_rows_keyed_by_uid_are_read_by_value_with_a_kg(tmp_path: Path) -> N
     _all_valid_and_exact(report, tmp_path, _uid_agent)
 
 
+# ---------------------------------------------------------------- human in the loop, streamed
+
+
+def _hitl_agent() -> Any:
+    """Every lookup waits for a human's approval (an interrupt); a function streams the run and approves each call."""
+    import uuid
+
+    import graphtrail
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    @tool
+    def lookup(query: str) -> str:
+        """A scientist as schema.org JSON-LD, by name or id."""
+        return jsonld(query)
+
+    agent = create_agent(people_model(_jsonld_policy), [lookup], checkpointer=InMemorySaver(), name="hitl",
+                         middleware=[HumanInTheLoopMiddleware(interrupt_on={"lookup": True})])
+
+    @graphtrail.trace_agent(name="hitl-people")
+    def ask(question: str) -> Any:
+        config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+        payload: Any = {"messages": [("user", question)]}
+        final = None
+        while True:
+            interrupted = False
+            for mode, chunk in agent.stream(payload, config, stream_mode=["updates", "values"]):
+                if mode == "updates" and "__interrupt__" in chunk:
+                    interrupted = True
+                elif mode == "values":
+                    final = chunk
+            if not interrupted:
+                return final
+            payload = Command(resume={"decisions": [{"type": "approve"}]})  # the human approves
+
+    return ask
+
+
+def test_human_in_the_loop_streamed_and_resumed(tmp_path: Path) -> None:
+    report = _evaluate(_hitl_agent, tmp_path)
+    assert report.questions[0].citations == ["p2"]
+    assert report.questions[1].answers["uncited_mask"] == "I don't know."
+    _all_valid_and_exact(report, tmp_path, _hitl_agent)
+
+
 # ---------------------------------------------------------------- what an ablation-aware prompt shows is no leak
 
 
