@@ -146,3 +146,19 @@ def test_cli_exits_2_with_one_line_and_reads_the_named_fields(tmp_path: Path, ca
     assert code == 0, capsys.readouterr().err
     saved = json.loads((tmp_path / "named" / "results.json").read_text())
     assert {c["condition"]: c["accuracy"] for c in saved["conditions"]} == {"baseline": 1.0, "cited_removal": 0.0}
+
+
+def test_sources_given_by_name_are_the_entities_the_run_saw() -> None:
+    base = make_model(Spy())
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        msg = base.policy(messages)
+        if msg.tool_calls:
+            return msg
+        text = re.sub(r"\s*\[E:[^\]]+\]", "", str(msg.content)).strip()
+        return AIMessage(content="", tool_calls=[tool_call("FilmAnswer", {"answer": text, "sources": [text, "Film 1", "nowhere"]}, "f")])
+
+    agent = create_agent(ScriptedChatModel(policy=policy), dict_tools(), response_format=ToolStrategy(FilmAnswer))
+    with graphtrail.capture() as cap:
+        graphtrail.trace_agent(agent).invoke({"messages": [("user", "Who directed Film 1?")]})
+    assert cap.last.citations == ["d1", "m1", "nowhere"]  # names the tools showed become ids; the rest stays as given

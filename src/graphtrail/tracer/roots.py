@@ -36,7 +36,7 @@ from .redact import record_exception, redact, redact_ids, redact_text
 from .scope import active_annotations
 from .signals import finish_run
 from .spans import build_runs, describe_error, end_if_open, end_span, ns_to_s, open_root_span, span_text
-from .structured import structured_answer
+from .structured import sources_by_name, structured_answer
 from .trajectory import Trajectory, first_sources, uncited_ids, visited_ids
 from .unexported import SpanlessTracer, replay_tracer
 
@@ -116,6 +116,7 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
     free_text: str | None = None  # an answer whose citations are read from names after the build
     raw_answer: str | None = None  # the answer as given, for the provenance signals in every content mode
     no_answer_reason: str | None = None  # why no answer was read, when the reader can say (tracer/structured.py)
+    by_name: list[str] | None = None  # a structured response's sources, some perhaps names (tracer/structured.py)
     if error is not None and not is_control_flow(error):
         status = "error"
         err_text = describe_error(root, error)
@@ -137,6 +138,8 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
         else:
             status, citations = found.status, found.citations
             raw_answer = found.answer
+            if found.source == "structured" and citations:
+                by_name = list(citations)  # sources may be names: read once the run's entities are known
             if status == "no_answer":
                 no_answer_reason = found.reason
             if found.source == "text" and not citations and found.answer and root.opts.citations != "markers":
@@ -184,6 +187,11 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
                 answer = span_text(root, text)
                 late[A.ANSWER] = late[A.OUTPUT_VALUE] = answer
             span.set_attributes(late)
+    if by_name is not None:
+        mapped = redact_ids(sources_by_name(by_name, known_names(e for ents in root.revealed for e in ents)))
+        if mapped != citations:
+            citations = mapped
+            span.set_attributes({A.CITATIONS: dumps(citations)})
     # Provenance signals on the root span, and the run's metrics (tracer/signals.py).
     provenance = finish_run(
         span, root.facts, agent=root.name, citations=citations, rows=rows, revealed=root.revealed, answer=raw_answer,

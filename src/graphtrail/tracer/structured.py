@@ -69,6 +69,23 @@ def source_ids(value: Any) -> list[str]:
     return list(out)
 
 
+def sources_by_name(cited: list[str], known: Mapping[str, list[str]]) -> list[str]:
+    """``cited`` with each source that is not an id the run saw, but the name of exactly one entity it saw, as that id.
+
+    A structured response's ``sources`` are often names ("Otto Hahn"), which the
+    entities the run's tools revealed turn into ids; anything else stays as given.
+    """
+    by_name: dict[str, set[str]] = {}
+    for eid, names in known.items():
+        for name in names:
+            by_name.setdefault(" ".join(name.casefold().split()), set()).add(eid)
+    out: dict[str, None] = {}
+    for source in cited:
+        ids = by_name.get(" ".join(source.casefold().split()), set()) if source not in known else set()
+        out.setdefault(next(iter(ids)) if len(ids) == 1 else source, None)
+    return list(out)
+
+
 def _answer_text(value: Any) -> str | None:
     if value is None:
         return None
