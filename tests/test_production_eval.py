@@ -221,3 +221,59 @@ def test_annotate_without_a_destination_or_results_is_one_line(tmp_path: Path, c
     assert len(err.splitlines()) == 1 and "results file not found" in err
     assert main(["annotate", str(tmp_path)]) == 2
     assert "nowhere to annotate" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the model the traces recorded (issue 28, item 7)
+
+
+@pytest.fixture(scope="module")
+def openai_traces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Production traces whose model spans say ``gpt-4o-mini`` (the offline model under that name)."""
+    from graphtrail.agents.offline import OfflineChatModel
+
+    path = tmp_path_factory.mktemp("prod-openai") / "traces.jsonl"
+    graphtrail.configure(exporter="jsonl", path=path)
+    model = OfflineChatModel(cite="endpoints", model_name="gpt-4o-mini")
+    agent = graphtrail.trace_agent(create_graphrag_agent(model, load_kg("countries")), name="kg-agent")
+    try:
+        for q in load_questions("countries-demo")[:2]:
+            agent.invoke({"messages": [("user", q.question)]})
+        graphtrail.tracer.flush()
+        yield path
+    finally:
+        graphtrail.configure()
+
+
+def test_from_traces_refuses_a_recorded_model_it_cannot_create_without_model(
+    openai_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(var, raising=False)
+    base = ["eval", "--kg", "countries", "--from-traces", str(openai_traces), "--conditions", "baseline,uncited_removal"]
+    code = main([*base, "--out", str(tmp_path / "refused")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "'gpt-4o-mini' (openai:gpt-4o-mini)" in err and "cannot be created here" in err and "--model" in err
+    assert not (tmp_path / "refused" / "results.json").exists()
+
+    out = tmp_path / "offline"
+    assert main([*base, "--model", "offline", "--out", str(out)]) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    assert "replaying with model offline" in printed and "recorded gpt-4o-mini" in printed.replace("\n", " ")
+    meta = json.loads((out / "results.json").read_text())["meta"]
+    assert meta["recorded_model"] == "gpt-4o-mini" and "graphtrail-offline" in meta["model"]
+    for report in ("report.md", "report.html"):
+        text = (out / report).read_text()
+        assert "recorded_model: gpt-4o-mini" in text and "model: " + meta["model"] in text
+
+
+def test_from_traces_replays_the_recorded_model_when_it_can(
+    traces: tuple[Path, list[Trajectory]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = traces  # recorded by the offline model: replayed by it, no --model needed
+    out = tmp_path / "same"
+    code = main(["eval", "--kg", "countries", "--from-traces", str(path), "--conditions", "baseline,uncited_removal",
+                 "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    meta = json.loads((out / "results.json").read_text())["meta"]
+    assert meta["recorded_model"] == "graphtrail-offline" and meta["model_name"] == "offline"

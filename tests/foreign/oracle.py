@@ -20,7 +20,7 @@ import graphtrail
 from graphtrail.evaluators import RunRecord
 from graphtrail.evaluators.replay.runner import AgentRunner
 
-from .world import REMOVED
+from .world import REMOVED, WITHHELD
 
 
 def load_records(out_dir: Path) -> list[RunRecord]:
@@ -33,15 +33,19 @@ def load_records(out_dir: Path) -> list[RunRecord]:
     return list(found.values())
 
 
-def oracle_answer(build: Callable[[], Any], question: str, hidden: list[str], masked: list[str]) -> str | None:
-    """The answer of a fresh agent on data without ``hidden`` (and with ``masked`` names masked)."""
+def oracle_answer(build: Callable[[], Any], question: str, hidden: list[str], masked: list[str],
+                  text_blocked: list[str] = (), **trace: Any) -> str | None:  # type: ignore[assignment]
+    """The answer of a fresh agent on data without ``hidden`` (with ``masked`` names masked and ``text_blocked``
+    entities' text deleted); ``trace``: trace_agent's options."""
     token = REMOVED.set((frozenset(hidden), frozenset(masked)))
+    withheld = WITHHELD.set(frozenset(text_blocked))
     try:
-        agent = graphtrail.trace_agent(build())  # built on the ablated data (a graph loaded at build time)
+        agent = graphtrail.trace_agent(build(), **trace)  # built on the ablated data (a graph loaded at build time)
         with graphtrail.capture() as cap:
             output = asyncio.run(AgentRunner(agent)(question))
     finally:
         REMOVED.reset(token)
+        WITHHELD.reset(withheld)
     if cap.last is not None:
         return cap.last.answer
     from graphtrail.evaluators.replay.runner import answer_from_output
@@ -49,7 +53,7 @@ def oracle_answer(build: Callable[[], Any], question: str, hidden: list[str], ma
     return answer_from_output(output)[0]
 
 
-def check_against_oracle(report: Any, out_dir: Path, build: Callable[[], Any]) -> dict[str, int]:
+def check_against_oracle(report: Any, out_dir: Path, build: Callable[[], Any], **trace: Any) -> dict[str, int]:
     """Every run of every valid condition equals the oracle; returns the runs checked per condition."""
     checked: dict[str, int] = {}
     wrong = []
@@ -59,7 +63,7 @@ def check_against_oracle(report: Any, out_dir: Path, build: Callable[[], Any]) -
         if condition == "baseline" or row is None or not row.valid:
             continue
         assert record.status != "error", record.error
-        truth = oracle_answer(build, record.question, record.hidden, record.masked)
+        truth = oracle_answer(build, record.question, record.hidden, record.masked, record.text_blocked, **trace)
         checked[condition] = checked.get(condition, 0) + 1
         if truth != record.answer:
             wrong.append((condition, record.key.variant, record.hidden, record.masked, record.answer, truth))

@@ -98,7 +98,7 @@ def test_descriptions_read_through_filtered_tools_stay_valid(tmp_path: Path) -> 
 
 
 def test_the_span_rule() -> None:
-    spans = DescriptionSpans(films_kg(), {"x9": ["too short to tell apart"]})
+    spans = DescriptionSpans(films_kg(), {"x9": ["too short to tell apart"], "x8": ["A film."]})
     quoted = "Note: Producer 1 financed the whole project by selling a family VINEYARD near Bordeaux!"
     assert spans.leaked(quoted, {"c1"}) == {"c1"}  # case and punctuation do not matter
     assert spans.leaked(quoted, {"c2"}) == set()  # not withheld: no leak
@@ -107,4 +107,6 @@ def test_the_span_rule() -> None:
     shared = "financed the whole project by selling a family vineyard near Bordeaux"  # 11 words: holds an indexed span
     assert spans.leaked(shared, {"c1"}) == set() and spans.leaked(shared, {"c1", "c2"}) == {"c1", "c2"}
     assert spans.leaked(quoted, {"c1"}, question=quoted) == set()  # what the question says is no leak
-    assert spans.leaked("too short to tell apart", {"x9"}) == set()
+    # a description under 8 words is looked for whole from 3 words on (issue 28); a part of it, or 2 words, is ordinary text
+    assert spans.leaked("Note: it is TOO short to tell apart.", {"x9"}) == {"x9"}
+    assert spans.leaked("too short to tell", {"x9"}) == set() and spans.leaked("a film", {"x8"}) == set()

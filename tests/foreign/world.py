@@ -59,6 +59,8 @@ def _film_id_index(film_id: str) -> int | None:
 #: (hidden, masked) entity ids *deleted from the data itself*: the oracle of the tests
 #: (tests/foreign/oracle.py) sets it and reruns the agent, no graphtrail filter involved.
 REMOVED: ContextVar[tuple[frozenset[str], frozenset[str]]] = ContextVar("world_removed", default=(frozenset(), frozenset()))
+#: entity ids whose text (description) is *deleted from the data itself*: the oracle's text-blocked set.
+WITHHELD: ContextVar[frozenset[str]] = ContextVar("world_withheld", default=frozenset())
 
 
 def _present(entity: dict[str, Any]) -> dict[str, Any] | None:

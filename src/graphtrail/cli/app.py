@@ -146,6 +146,8 @@ def eval_(
         Optional[str],
         typer.Option("--citations", metavar="names|markers", help="How a free-text answer cites: 'names' (entities it names; the default) or 'markers' ([E:id] only)."),
     ] = None,
+    answer_field: Annotated[Optional[str], typer.Option("--answer-field", metavar="FIELD", help="The field of your agent's structured_response (or final state) holding the answer (default: answer).")] = None,
+    citations_field: Annotated[Optional[str], typer.Option("--citations-field", metavar="FIELD", help="The field holding the answer's sources (default: sources, citations or evidence).")] = None,
     otlp: OtlpOpt = None,
     limit: LimitOpt = None,
     force: ForceOpt = False,
@@ -178,7 +180,7 @@ def eval_(
         evaluate_from_traces(
             spec, kg=kg, source=from_traces, sample=sample, answers=answers, out=out, conditions=chosen, trials=trials,
             seed=seed, concurrency=concurrency, resume=resume, force=force, reuse=reuse, citations=citations,
-            otlp=_otlp(otlp), console=_console(), strict=strict, limit=limit,
+            answer_field=answer_field, citations_field=citations_field, otlp=_otlp(otlp), console=_console(), strict=strict, limit=limit,
         )
         return
     assert questions is not None
@@ -196,6 +198,8 @@ def eval_(
         force=force,
         reuse=reuse,
         citations=citations,
+        answer_field=answer_field,
+        citations_field=citations_field,
         otlp=_otlp(otlp),
         console=_console(),
         strict=strict,

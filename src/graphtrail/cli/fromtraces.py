@@ -46,9 +46,11 @@ def evaluate_from_traces(
     console: Any,
     strict: bool,
     limit: int | None,
+    answer_field: str | None = None,
+    citations_field: str | None = None,
 ) -> Any:
     from graphtrail import evaluators
-    from graphtrail.evaluators.replay.fromtraces import questions_from_traces
+    from graphtrail.evaluators.replay.fromtraces import questions_from_traces, recorded_models
 
     from . import pipeline
     from .inputs import load_kg_arg, load_questions_arg
@@ -83,18 +85,24 @@ def evaluate_from_traces(
         + (f"{graded} graded by {answers}" if answers else "no gold answers: scores that need none lead, accuracy is not shown"),
         highlight=False,
     )
+    recorded = recorded_models(trajectories)
+    spec = replay_spec(spec, recorded[0] if recorded else None)
     graph = load_kg_arg(kg) if kg is not None else None
     built = pipeline.build_agent(spec, kg=graph)
+    console.print(f"replaying with model [bold]{built.model_name if built.model_name != 'own' else 'your factory’s own'}[/]; "
+                  f"the traces recorded [bold]{', '.join(recorded) or 'no model'}[/]", highlight=False)
     trace_path = out / pipeline.REPLAY_TRACES
     if force:
         trace_path.unlink(missing_ok=True)
     pipeline.setup_tracing(trace_path, otlp)
     report = evaluators.evaluate(
         built.agent, questions, kg=graph, conditions=conditions, trials=trials, seed=seed, concurrency=concurrency,
-        out_dir=out, resume=resume, reuse=reuse, citations=citations, progress=True, agent_name=built.name,
+        out_dir=out, resume=resume, reuse=reuse, citations=citations, answer_field=answer_field,
+        citations_field=citations_field, progress=True, agent_name=built.name,
         model_name=built.model_name, strict=strict, force=force,  # app.py's guard_out_dir already checked --force
     )
     pipeline._flush_tracing()
+    _state_models(report, out, recorded)
     print_gold_free_summary(report, console, graded=bool(graded))
     print_files(console, {
         "questions (with their production traces)": out / QUESTIONS_FILE,
@@ -121,6 +129,65 @@ def _first_questions(limit: int) -> Callable[[Any], bool]:
         return len(seen) <= limit
 
     return keep
+
+
+#: What the offline model calls itself on its spans: replayed as ``offline``.
+_OFFLINE_NAMES = {"graphtrail-offline"}
+
+
+def recorded_spec(recorded: str) -> str | None:
+    """An ``init_chat_model`` string for a model name the traces recorded, or None when its provider cannot be told."""
+    if recorded in _OFFLINE_NAMES:
+        return "offline"
+    provider, sep, _ = recorded.partition(":")
+    try:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS, _attempt_infer_model_provider  # noqa: PLC2701
+    except Exception:  # noqa: BLE001 - another langchain: no inference, --model decides
+        return None
+    if sep and provider in _BUILTIN_PROVIDERS:
+        return recorded
+    inferred = _attempt_infer_model_provider(recorded)
+    return f"{inferred}:{recorded}" if inferred else None
+
+
+def replay_spec(spec: Any, recorded: str | None) -> Any:
+    """The agent spec with the model the traces recorded, unless ``--model`` chose one; refuses a model it cannot create.
+
+    Replaying production questions with another model measures that model: a
+    report on production behaviour must replay production's model, or say it did not.
+    """
+    from . import pipeline
+    from .inputs import factory_wants_model, load_agent_factory
+
+    if spec.model is not None:
+        return spec
+    if spec.agent and not factory_wants_model(load_agent_factory(spec.agent), True):
+        return spec  # the factory builds its own model: the report states the one observed
+    hint = "pass --model to replay another model (the report then states both), e.g. --model offline"
+    if recorded is None:
+        raise InputError("the traces record no model (gen_ai.request.model), so the model to replay is unknown", hint)
+    candidate = recorded_spec(recorded)
+    if candidate is None:
+        raise InputError(f"the traces were recorded with model {recorded!r}, whose provider graphtrail cannot tell",
+                         "pass --model provider:name for it, or " + hint.removeprefix("pass "))
+    try:
+        pipeline._resolve_model(candidate)
+    except Exception as exc:  # noqa: BLE001 - InputError / ModelResolutionError: one line either way
+        reason = str(getattr(exc, "message", None) or exc).strip().splitlines()[0]
+        raise InputError(
+            f"the traces were recorded with model {recorded!r} ({candidate}), which cannot be created here: {reason}",
+            "set its provider's credentials (e.g. OPENAI_API_KEY, and OPENAI_BASE_URL for a local server) to replay it, or " + hint.removeprefix("pass "),
+        ) from None
+    return type(spec)(agent=spec.agent, variant=spec.variant, model=candidate)
+
+
+def _state_models(report: Any, out: Path, recorded: list[str]) -> None:
+    """Put the recorded model(s) beside the replayed one in the report's header and results.json."""
+    from graphtrail._outdir import lock
+
+    report.meta["recorded_model"] = ", ".join(recorded) if recorded else "none recorded"
+    with lock(out):
+        report.write(out)
 
 
 def print_gold_free_summary(report: Any, console: Any, *, graded: bool) -> None:

@@ -325,6 +325,8 @@ def evaluate(
     console: Any,
     strict: bool = False,
     citations: str | None = None,
+    answer_field: str | None = None,
+    citations_field: str | None = None,
 ) -> Any:
     """The replay evaluation: writes the run cache, results.json, report.md and report.html to ``out``.
 
@@ -338,12 +340,14 @@ def evaluate(
     with lock(out):
         return _evaluate(evaluators, built, inputs, out=out, conditions=conditions, trials=trials, seed=seed,
                          concurrency=concurrency, resume=resume, force=force, reuse=reuse, otlp=otlp,
-                         console=console, strict=strict, citations=citations)
+                         console=console, strict=strict, citations=citations, answer_field=answer_field,
+                         citations_field=citations_field)
 
 
 def _evaluate(evaluators: Any, built: BuiltAgent, inputs: Inputs, *, out: Path, conditions: list[str] | None, trials: int,
               seed: int, concurrency: int, resume: bool, force: bool, reuse: bool, otlp: str | None, console: Any,
-              strict: bool, citations: str | None) -> Any:
+              strict: bool, citations: str | None, answer_field: str | None = None,
+              citations_field: str | None = None) -> Any:
     trace_path = out / REPLAY_TRACES
     if force:
         trace_path.unlink(missing_ok=True)  # starting over: old replay traces would mix with the new
@@ -360,6 +364,8 @@ def _evaluate(evaluators: Any, built: BuiltAgent, inputs: Inputs, *, out: Path, 
         resume=resume,
         reuse=reuse,
         citations=citations,
+        answer_field=answer_field,
+        citations_field=citations_field,
         progress=True,
         agent_name=built.name,
         model_name=built.model_name,

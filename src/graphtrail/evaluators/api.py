@@ -100,6 +100,8 @@ async def aevaluate_records(
     n_subsets: int = DEFAULT_SUBSETS,
     deterministic: bool | None = None,
     citations: Any = None,
+    answer_field: str | None = None,
+    citations_field: str | None = None,
 ) -> Evaluation:
     """Run the replays and return the scored records (no report): :func:`aevaluate` minus scoring."""
     if trials < 1:
@@ -114,7 +116,7 @@ async def aevaluate_records(
     judges = list(judge) if isinstance(judge, (list, tuple)) else ([judge] if judge is not None else [])
 
     install_interception()  # every tool call of a filtered run reaches the filter, however it is made
-    runner = AgentRunner(agent_setup.traced_agent(agent, citations), input_builder)
+    runner = AgentRunner(agent_setup.traced_agent(agent, citations, answer_field, citations_field), input_builder)
     agent_id = agent_name or agent_setup.agent_name(agent)
     model = agent_setup.find_model(agent)  # one walk of the graph for the name and the determinism flag
     model_id = model_name or agent_setup.model_name(model)
@@ -284,6 +286,8 @@ def evaluate(
     strict: bool = False,
     citations: Any = None,
     force: bool = False,
+    answer_field: str | None = None,
+    citations_field: str | None = None,
     **report_kwargs: Any,
 ) -> Any:
     """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
@@ -323,6 +327,10 @@ def evaluate(
       ``graphtrail.trace_agent``; default: the tracer's, ``"names"``). An agent that
       cites nothing still gets its uncited and leave-one-out conditions; the
       conditions built from citations are reported as not applicable.
+    - ``answer_field`` / ``citations_field``: where a ``create_agent(response_format=...)``
+      agent's ``structured_response`` (or a key of its final state) holds the answer and its
+      sources (default: ``answer``, and ``sources``/``citations``/``evidence``). An evaluation
+      in which no baseline run gave a readable answer raises :class:`EvaluationError`.
     - ``agent_name`` / ``model_name``: the cache key's names (default: discovered).
     - ``input_builder``, ``n_subsets``: the agent's input for a question; subsets per question.
     - ``strict``: raise :class:`CoverageError` (after writing the report) when a condition

@@ -41,7 +41,7 @@ _registry: dict[str, Extractor] = {}
 
 DEFAULT_CITATION_PATTERN = r"\[E:\s*([^\]]*?)\s*\]"
 ANSWER_TOOL = "submit_answer"
-_ID_KEYS = ("id", "entity_id", "node_id", "elementId", "element_id")
+_ID_KEYS = ("id", "entity_id", "node_id", "elementId", "element_id", "@id")  # "@id": JSON-LD
 _NAME_KEYS = ("name", "label", "title")
 #: Keys that name a graph record when nothing carries an id (Cypher rows: ``{"p.name": ...}``
 #: or ``{"p": {"name": ...}}``): tried only when the id-keyed walk found nothing.
@@ -425,8 +425,9 @@ class AnswerResult:
     citations: list[str]
     status: str  # "ok" | "no_answer"
     #: where the answer came from: "tool_call", "markers", "parser" or "text" (free text:
-    #: its citations, if any, are read from names once the run's entities are known)
+    #: its citations, if any, are read from names once the run's entities are known), "structured"
     source: str = "text"
+    reason: str | None = None  # why a "no_answer" found no answer, when it can say (tracer/structured.py)
 
 
 def _unique(ids: Iterable[Any]) -> list[str]:

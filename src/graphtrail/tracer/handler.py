@@ -88,6 +88,8 @@ class GraphTrailHandler(BaseCallbackHandler):
         conversation_key: str = "thread_id",
         node_spans: bool | None = None,
         citations: CitationMode = "names",
+        answer_field: str | None = None,
+        citations_field: str | None = None,
         _options: TraceOptions | None = None,
     ) -> None:
         super().__init__()
@@ -100,6 +102,8 @@ class GraphTrailHandler(BaseCallbackHandler):
             conversation_key=conversation_key,
             node_spans=node_spans,
             citations=citations,
+            answer_field=answer_field,
+            citations_field=citations_field,
         )
         # run_id.int -> its record (a folded chain run maps to its nearest recorded
         # ancestor). Keyed by int: a UUID's __hash__ is a Python call, an int's is not.

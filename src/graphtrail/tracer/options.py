@@ -28,6 +28,8 @@ class TraceOptions:
     conversation_key: str = "thread_id"
     node_spans: bool | None = None  # None: configure()'s choice
     citations: CitationMode = "names"  # how a free-text answer's citations are read (tracer/citations.py)
+    answer_field: str | None = None  # the structured response's answer field (tracer/structured.py)
+    citations_field: str | None = None  # ... and its sources field
 
 
 def trace_options(
@@ -40,11 +42,16 @@ def trace_options(
     conversation_key: str = "thread_id",
     node_spans: bool | None = None,
     citations: CitationMode = "names",
+    answer_field: str | None = None,
+    citations_field: str | None = None,
 ) -> TraceOptions:
     """Checked per-agent options, shared by ``GraphTrailHandler(...)`` and ``trace_agent(...)``."""
     if content is not None:
         check_content_mode(content)
     check_citation_mode(citations)
+    for label, value in (("answer_field", answer_field), ("citations_field", citations_field)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{label} must be a field name, got {value!r}")
     return TraceOptions(
         name=name,
         extractors=dict(extractors) if extractors else None,
@@ -54,4 +61,6 @@ def trace_options(
         conversation_key=conversation_key,
         node_spans=node_spans,
         citations=citations,
+        answer_field=answer_field,
+        citations_field=citations_field,
     )

@@ -36,6 +36,7 @@ from .redact import record_exception, redact, redact_ids, redact_text
 from .scope import active_annotations
 from .signals import finish_run
 from .spans import build_runs, describe_error, end_if_open, end_span, ns_to_s, open_root_span, span_text
+from .structured import sources_by_name, structured_answer
 from .trajectory import Trajectory, first_sources, uncited_ids, visited_ids
 from .unexported import SpanlessTracer, replay_tracer
 
@@ -115,6 +116,8 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
     attrs: dict[str, Any] = {}
     free_text: str | None = None  # an answer whose citations are read from names after the build
     raw_answer: str | None = None  # the answer as given, for the provenance signals in every content mode
+    no_answer_reason: str | None = None  # why no answer was read, when the reader can say (tracer/structured.py)
+    by_name: list[str] | None = None  # a structured response's sources, some perhaps names (tracer/structured.py)
     if error is not None and not is_control_flow(error):
         status = "error"
         err_text = describe_error(root, error)
@@ -124,18 +127,22 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
         status = "no_answer"
         attrs[A.CONTROL_FLOW] = type(error).__name__
     else:
-        found = extract_answer(output, root.opts.citation_pattern, root.opts.citation_parser)
+        found = _read_answer(root, output)
         if (found is None or not found.citations) and root.last_output is not None:
             # A decorated function may return plain text: its inner run's final
-            # state still holds the submit_answer call and its citations.
-            inner = extract_answer(root.last_output, root.opts.citation_pattern, root.opts.citation_parser)
-            if inner is not None and (found is None or inner.citations):
+            # state still holds the submit_answer call (or structured response) and its citations.
+            inner = _read_answer(root, root.last_output)
+            if inner is not None and (found is None or inner.citations or (found.answer is None and inner.answer)):
                 found = inner
         if found is None:
             status = "no_answer"
         else:
             status, citations = found.status, found.citations
             raw_answer = found.answer
+            if found.source == "structured" and citations:
+                by_name = list(citations)  # sources may be names: read once the run's entities are known
+            if status == "no_answer":
+                no_answer_reason = found.reason
             if found.source == "text" and not citations and found.answer and root.opts.citations != "markers":
                 free_text = found.answer
             if found.answer is not None and root.content == "full":
@@ -181,6 +188,11 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
                 answer = span_text(root, text)
                 late[A.ANSWER] = late[A.OUTPUT_VALUE] = answer
             span.set_attributes(late)
+    if by_name is not None:
+        mapped = redact_ids(sources_by_name(by_name, known_names(e for ents in root.revealed for e in ents)))
+        if mapped != citations:
+            citations = mapped
+            span.set_attributes({A.CITATIONS: dumps(citations)})
     # Provenance signals on the root span, and the run's metrics (tracer/signals.py).
     provenance = finish_run(
         span, root.facts, agent=root.name, agent_from_run=root.name_from_run, citations=citations, rows=rows, revealed=root.revealed, answer=raw_answer,
@@ -211,7 +223,7 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
         steps=steps,
         model_calls=model_calls,
         status=status,  # type: ignore[arg-type]
-        error=err_text,
+        error=err_text if err_text is not None else no_answer_reason,
         start_time=ns_to_s(root.start_ns),
         end_time=ns_to_s(end_ns),
         conversation_id=root.conversation_id,
@@ -221,6 +233,15 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
     for cap in root.captures:
         cap._add(traj)
     return traj
+
+
+def _read_answer(root: RootRecord, output: Any) -> Any:
+    """The answer of a final output: a structured response first (the agent's own answer object), then the messages."""
+    opts = root.opts
+    found = structured_answer(output, opts.answer_field, opts.citations_field, opts.citation_pattern)
+    if found is not None:
+        return found
+    return extract_answer(output, opts.citation_pattern, opts.citation_parser)
 
 
 def close_root(root: RootRecord) -> None:

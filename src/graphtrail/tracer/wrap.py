@@ -268,6 +268,8 @@ def trace_agent(
     conversation_key: str = "thread_id",
     node_spans: bool | None = None,
     citations: CitationMode = "names",
+    answer_field: str | None = None,
+    citations_field: str | None = None,
 ) -> Any:
     """Trace every run of ``agent`` as one OpenTelemetry trace and one :class:`Trajectory`.
 
@@ -288,7 +290,10 @@ def trace_agent(
       markers cites: ``"names"`` (default: names, aliases and ids of the entities
       the run visited, as whole words or in ``[Name]`` / ``(source: id)`` /
       ``Sources:`` forms), ``"markers"`` (it cites nothing), or
-      ``fn(answer, {id: [name, *aliases]}) -> ids`` (docs/spans.md, "Answer and citations").
+      ``fn(answer, {id: [name, *aliases]}) -> ids`` (docs/spans.md, "Answer and citations");
+    - ``answer_field`` / ``citations_field``: the fields of a ``create_agent(response_format=...)``
+      ``structured_response`` (or the final state's keys) holding the answer and its sources
+      (default: ``answer``, and the first of ``sources``/``citations``/``evidence``).
     """
     options = trace_options(
         name=name,
@@ -299,6 +304,8 @@ def trace_agent(
         conversation_key=conversation_key,
         node_spans=node_spans,
         citations=citations,
+        answer_field=answer_field,
+        citations_field=citations_field,
     )
 
     def apply(target: Any) -> Any:
@@ -331,6 +338,8 @@ def instrument(
     content: ContentMode | None = None,
     node_spans: bool | None = None,
     citations: CitationMode = "names",
+    answer_field: str | None = None,
+    citations_field: str | None = None,
 ) -> GraphTrailHandler:
     """Trace every LangChain/LangGraph run in the process, even where ``config`` is dropped.
 
@@ -350,6 +359,8 @@ def instrument(
         content=content,
         node_spans=node_spans,
         citations=citations,
+        answer_field=answer_field,
+        citations_field=citations_field,
     )
     # A ContextVar whose *default* is the handler is visible in every thread and task.
     var: ContextVar[GraphTrailHandler | None] = ContextVar("graphtrail_global_handler", default=handler)

@@ -26,27 +26,33 @@ def _is_traced(agent: Any) -> bool:
     return code is not None and code.co_filename == tracer_wrap.__file__
 
 
-def traced_agent(agent: Any, citations: Any) -> Any:
-    """``agent`` traced, with ``citations`` (if given) as its rule for reading citations from prose."""
+def traced_agent(agent: Any, citations: Any, answer_field: str | None = None, citations_field: str | None = None) -> Any:
+    """``agent`` traced, with the given rules (if any) for reading its answer and citations."""
     from ...tracer import GraphTrailHandler, TracedRunnable, trace_agent
     from ...tracer.citations import check_citation_mode
 
+    overrides: dict[str, Any] = {k: v for k, v in (("citations", citations), ("answer_field", answer_field),
+                                                   ("citations_field", citations_field)) if v is not None}
     if citations is not None:
         try:
             check_citation_mode(citations)
         except ValueError as exc:
             raise EvaluationError(str(exc)) from None
+    for label in ("answer_field", "citations_field"):
+        value = overrides.get(label)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise EvaluationError(f"{label} must be a field name, got {value!r}")
     if not _is_traced(agent):
-        return trace_agent(agent) if citations is None else trace_agent(agent, citations=citations)
-    if citations is None:
+        return trace_agent(agent, **overrides)
+    if not overrides:
         return agent
     handler = getattr(agent, "graphtrail_handler", None)
     if handler is None:
+        given = ", ".join(f"{k}=" for k in overrides)
         raise EvaluationError(
-            "citations= cannot change a function already decorated with @trace_agent; "
-            "pass citations= to trace_agent(...) instead"
+            f"{given} cannot change a function already decorated with @trace_agent; pass {given} to trace_agent(...) instead"
         )
-    options = dataclasses.replace(handler.options, citations=citations)  # the user's other options stay
+    options = dataclasses.replace(handler.options, **overrides)  # the user's other options stay
     return TracedRunnable(agent.__wrapped__, GraphTrailHandler(_options=options))
 
 

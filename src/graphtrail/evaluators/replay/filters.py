@@ -47,7 +47,9 @@ ToolFilter = Callable[[Any, GraphFilter], Any]
 
 _REGISTRY: dict[str, ToolFilter] = {}
 
-ID_KEYS = ("id", "entity_id", "node_id", "elementId", "element_id")
+ID_KEYS = ("id", "entity_id", "node_id", "elementId", "element_id", "@id")
+#: Any other key that names its record by value: ``person_id``, ``uid``, ``personId``, ``ID``.
+_ID_LIKE = re.compile(r"(?:uid|ID|Id|.*[_\-.@]id|.*[a-z]Id)$", re.IGNORECASE)
 #: What names a Cypher-style row with no id key: the tracer then takes its name as its id
 #: (tracer/extract.py), so the filter must too.
 ROW_NAME_KEYS = ("name", "title")
@@ -84,7 +86,16 @@ def _entity_id(obj: dict[str, Any]) -> str | None:
         value = obj.get(key)
         if isinstance(value, (str, int)) and not isinstance(value, bool):
             return str(value)
+    for key, value in obj.items():  # by value: whatever the id key is called
+        if isinstance(key, str) and _ID_LIKE.match(key) and isinstance(value, (str, int)) and not isinstance(value, bool):
+            return str(value)
     return None
+
+
+def _id_values(obj: dict[str, Any]) -> list[str]:
+    """Every value of ``obj`` under an id-like key: a record naming a hidden entity by id, whatever the key, goes."""
+    return [str(v) for k, v in obj.items()
+            if isinstance(k, str) and (k in ID_KEYS or _ID_LIKE.match(k)) and isinstance(v, (str, int)) and not isinstance(v, bool)]
 
 
 def _row_ids(obj: dict[str, Any]) -> list[str]:
@@ -128,9 +139,12 @@ def _drops(obj: Any, f: GraphFilter) -> bool:
         return (f.hidden and any(isinstance(x, str) for x in obj)
                 and any(isinstance(x, dict) and _drops(x, f) for x in obj))
     if not isinstance(obj, dict):
-        return False
+        metadata = getattr(obj, "metadata", None)  # a retriever's Document: whose it is, its metadata says
+        return isinstance(metadata, dict) and isinstance(getattr(obj, "page_content", None), str) and _drops(metadata, f)
     eid = _entity_id(obj)
     if eid is not None and eid in f.hidden:
+        return True
+    if f.hidden and any(v in f.hidden for v in _id_values(obj)):
         return True
     if f.hidden and any(r in f.hidden for r in _row_ids(obj)):
         return True
@@ -155,7 +169,9 @@ def _filter_value(obj: Any, f: GraphFilter) -> Any:
         return [_filter_value(item, f) for item in obj if not _drops(item, f)]
     if not isinstance(obj, dict):
         return obj
-    out = {k: _filter_value(v, f) for k, v in obj.items()}
+    # a value that is a hidden entity (its id, or a record of it) is a reference to what is gone: the key goes
+    out = {k: _filter_value(v, f) for k, v in obj.items()
+           if not (f.hidden and ((isinstance(v, str) and v in f.hidden) or (isinstance(v, dict) and _drops(v, f))))}
     eid = _entity_id(obj)
     if eid is not None and eid in f.masked:
         for key in NAME_KEYS:
@@ -275,18 +291,27 @@ def _cut(line: str, names_hidden: Any) -> str:
     return kept + end if kept.strip() else ""
 
 
-def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str]) -> str:
-    """Heuristic for free text: cut the smallest unit naming a hidden entity (line, sentence, list item); mask names."""
+def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str], known: Any = None,
+                       gone_pages: list[str] | None = None) -> str:
+    """Heuristic for free text: cut each hidden entity's attribution unit (its Document, its passage), then the
+    smallest unit naming a hidden entity (table row, line, sentence, list item); mask names."""
     def pattern(term: str) -> re.Pattern[str]:
         return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
 
     hidden_terms = [pattern(t) for e in f.hidden for t in (e, names.get(e)) if t]
+    if known is not None and f.hidden:
+        from .withheld import without_kept_descriptions
 
-    def names_hidden(part: str) -> bool:
-        return any(p.search(part) for p in hidden_terms)
+        def names_hidden(part: str) -> bool:  # a kept entity's own description naming a hidden one is no reason to cut
+            return any(p.search(part) for p in hidden_terms) and any(
+                p.search(without_kept_descriptions(part, f, known)) for p in hidden_terms)
+    else:
+        def names_hidden(part: str) -> bool:
+            return any(p.search(part) for p in hidden_terms)
 
     from .tablefilter import table_lines
 
+    text = _without_passages(text, gone_pages or [], hidden_terms)
     table = table_lines(text, f, names) or {}  # a table's unit is its row: dropped whole, header kept
     out = "".join(("" if table[i] else line) if i in table else (_cut(line, names_hidden) if names_hidden(line) else line)
                   for i, line in enumerate(split_lines(text, keepends=True)))
@@ -297,10 +322,57 @@ def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str]) -> s
     return out
 
 
-def _filter_content(content: Any, f: GraphFilter, names: Mapping[str, str]) -> Any:
+_BLOCKS = re.compile(r"(\n[ \t]*\n+)")
+_ID_MENTION = re.compile(r"\(\s*(?:id|element_?id|node_?id)\s*[:=][^)]*\)", re.IGNORECASE)
+
+
+def _without_passages(text: str, gone_pages: list[str], hidden_terms: list[re.Pattern[str]]) -> str:
+    """``text`` without the passages of hidden entities: each hidden Document's text, and each blank-line-separated
+    passage whose heading (first line) is a hidden entity's name or id and nothing else.
+
+    A passage is its entity's attribution unit: with the entity gone, its other
+    lines ("Colleague: Otto Hahn") go with it, not only the line naming it.
+    """
+    original = text
+    for page in sorted({p for p in gone_pages if p.strip()}, key=len, reverse=True):
+        text = text.replace(page, "")
+    if hidden_terms and "\n" in text:
+        parts = _BLOCKS.split(text)
+        kept: list[str] = []
+        for i in range(0, len(parts), 2):
+            block = parts[i]
+            lines = block.strip("\n").splitlines()
+            if len(lines) >= 2 and _is_heading_of_hidden(lines[0], hidden_terms):
+                continue
+            kept.append(block)
+        text = "\n\n".join(b for b in kept if b.strip()) if len(kept) < (len(parts) + 1) // 2 else text
+    if text != original:
+        text = re.sub(r"\n{3,}", "\n\n", text).strip("\n")
+    return text
+
+
+def _is_heading_of_hidden(line: str, hidden_terms: list[re.Pattern[str]]) -> bool:
+    """Whether ``line`` names a hidden entity and says nothing else: ``Lise Meitner (id: p1)``, ``## Lise Meitner``."""
+    if not any(p.search(line) for p in hidden_terms):
+        return False
+    rest = _ID_MENTION.sub(" ", line)
+    for p in hidden_terms:
+        rest = p.sub(" ", rest)
+    return not re.search(r"\w", rest)
+
+
+def _document_pages(artifact: Any, f: GraphFilter) -> list[str]:
+    """The texts of the retriever Documents in ``artifact`` that belong to a hidden entity (by a metadata value)."""
+    if not f.hidden or not isinstance(artifact, (list, tuple)):
+        return []
+    return [d.page_content for d in artifact if not isinstance(d, (dict, list, str)) and _drops(d, f)]
+
+
+def _filter_content(content: Any, f: GraphFilter, names: Mapping[str, str], known: Any = None,
+                    gone_pages: list[str] | None = None) -> Any:
     filtered = generic_filter(content, f)
     if isinstance(content, str) and filtered is content:
-        return _filter_plain_text(content, f, names)
+        return _filter_plain_text(content, f, names, known, gone_pages)
     return filtered
 
 
@@ -311,34 +383,44 @@ def filter_tool_output(
     *,
     content_and_artifact: bool = False,
     names: Mapping[str, str] | None = None,
+    known: Any = None,
 ) -> Any:
     """What ``tool_name`` should return under ``graph_filter`` (registered filter, else generic).
 
     ``names`` (entity id -> name, e.g. what the baseline run saw) lets the
     plain-text heuristic drop lines that name a hidden entity without its id.
+    ``known`` (the evaluation's :class:`~.leaks.EntityNames`) gives the
+    descriptions: withheld ones are removed wherever they appear verbatim
+    (:mod:`.withheld`), kept ones are no reason to cut.
     """
     if graph_filter is None or graph_filter.is_empty:
         return output
     registered = _REGISTRY.get(tool_name)
     if registered is not None:
         return registered(output, graph_filter)
-    known = dict(names or {})
+    known_names = dict(names or {})
+    if known is not None:  # withheld text goes wherever it appears, before names are masked inside it
+        from .withheld import remove_withheld
+
+        output = remove_withheld(output, graph_filter, known)
     if graph_filter.masked:  # masked names go everywhere, nested values included (names.mask_everywhere)
         from .names import mask_everywhere
 
         artifact = output.artifact if isinstance(output, ToolMessage) else (
             output[1] if content_and_artifact and isinstance(output, tuple) and len(output) == 2 else None)
-        output = mask_everywhere(output, graph_filter, {**_artifact_names(artifact), **known})
+        output = mask_everywhere(output, graph_filter, {**_artifact_names(artifact), **known_names})
     if isinstance(output, ToolMessage):
-        names = {**known, **_artifact_names(output.artifact)}
+        names = {**known_names, **_artifact_names(output.artifact)}
         return output.model_copy(
             update={
-                "content": _filter_content(output.content, graph_filter, names),
+                "content": _filter_content(output.content, graph_filter, names, known,
+                                           _document_pages(output.artifact, graph_filter)),
                 "artifact": generic_filter(copy.deepcopy(output.artifact), graph_filter),
             }
         )
     if content_and_artifact and isinstance(output, tuple) and len(output) == 2:
         content, artifact = output
-        names = {**known, **_artifact_names(artifact)}
-        return _filter_content(content, graph_filter, names), generic_filter(artifact, graph_filter)
-    return _filter_content(output, graph_filter, known)
+        names = {**known_names, **_artifact_names(artifact)}
+        return (_filter_content(content, graph_filter, names, known, _document_pages(artifact, graph_filter)),
+                generic_filter(artifact, graph_filter))
+    return _filter_content(output, graph_filter, known_names, known)

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["questions_from_traces", "production_links", "normalize_question", "MAX_LINKS_PER_QUESTION"]
+__all__ = ["questions_from_traces", "production_links", "normalize_question", "recorded_models", "MAX_LINKS_PER_QUESTION"]
 
 #: A popular question may have thousands of production runs: its replays link to the first ones only.
 MAX_LINKS_PER_QUESTION = 16
@@ -113,3 +113,23 @@ def production_links(question: Any) -> list[tuple[str, str]]:
                 and re.fullmatch(r"[0-9a-f]{32}", pair[0]) and re.fullmatch(r"[0-9a-f]{16}", pair[1])):
             out.append((pair[0], pair[1]))
     return out
+
+
+def recorded_models(trajectories: Iterable[Any]) -> list[str]:
+    """The models production runs called (``gen_ai.request.model``/``response.model`` on their model spans), commonest first.
+
+    A replay is a measurement of the model it replays: replaying production
+    traffic with another model measures that model, not production's. The CLI
+    replays the first of these unless ``--model`` says otherwise.
+    """
+    from collections import Counter
+
+    seen: Counter[str] = Counter()
+    for traj in trajectories:
+        if _is_replay(traj):
+            continue
+        for call in getattr(traj, "model_calls", None) or []:
+            model = getattr(call, "model", None)
+            if isinstance(model, str) and model.strip():
+                seen[model.strip()] += 1
+    return [m for m, _ in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))]

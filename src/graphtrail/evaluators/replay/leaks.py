@@ -18,9 +18,11 @@ Not read: the model's own messages (what it wrote, including tool-call
 arguments, is not graph access), the question text, and in a tool message the
 tool call's own string arguments (a tool answering "no film named Inception"
 echoes the question, it reveals nothing). Artifacts the model never reads are
-not read either, nor (for names) a visible entity's own ``"description"``.
+not read either, nor (for names) a visible entity's own description, in any
+shape (a ``"description"`` field, a line, a cell: :mod:`.withheld`).
 A withheld entity's description is looked for too (:mod:`.textleaks`): an
-8-word span of it in what the model was given is a leak of that entity. Ids shorter than
+8-word span of it, or the whole of a 3- to 7-word one, in what the model was
+given is a leak of that entity. Ids shorter than
 two characters or without a letter, names shorter than three characters and bare
 numbers are not matched: they would hit counts and years. Codes and short names
 match with their case. Text is read as words against one index of every known
@@ -40,6 +42,7 @@ from typing import Any
 from ...kg.views import GraphFilter
 from .seen import SeenInputs
 from .textleaks import DescriptionSpans
+from .withheld import without_kept_descriptions
 
 __all__ = ["EntityNames", "input_leaks", "names_of", "normalize", "describe_leaks"]
 
@@ -300,11 +303,22 @@ def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: EntityNames,
         if by_name:
             if '"description"' in text:
                 text = _DESCRIPTION.sub(" ", text)
-            for match in names.matches(text):
-                hits |= _leaked(match, graph_filter)
+            by_names = _name_hits(text, graph_filter, names)
+            if by_names:  # read again without the kept entities' own descriptions, in any shape (.withheld)
+                stripped = without_kept_descriptions(text, graph_filter, names)
+                if stripped != text:
+                    by_names = _name_hits(stripped, graph_filter, names)
+            hits |= by_names
         if hits:
             found.setdefault(channel, set()).update(hits)
     return {channel: sorted(ids) for channel, ids in sorted(found.items())}
+
+
+def _name_hits(text: str, graph_filter: GraphFilter, names: EntityNames) -> set[str]:
+    hits: set[str] = set()
+    for match in names.matches(text):
+        hits |= _leaked(match, graph_filter)
+    return hits
 
 
 def describe_leaks(leaks: Mapping[str, Iterable[str]]) -> str:

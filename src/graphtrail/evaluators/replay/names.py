@@ -16,10 +16,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import ToolMessage
-
 from ...kg.views import GraphFilter
 from .leaks import normalize
+from .withheld import map_strings as _map_strings
 
 __all__ = ["MISSING", "absent_arguments", "restore", "mask_everywhere"]
 
@@ -28,16 +27,32 @@ MISSING = "graphtrail-absent-entity-7f3a"
 
 
 def absent_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], graph_filter: GraphFilter,
-                     names: Mapping[str, str]) -> tuple[tuple[Any, ...], dict[str, Any], list[str]] | None:
-    """``(args, kwargs, replaced)`` with every string argument naming a hidden entity (id or name) made absent."""
-    if not graph_filter.hidden:
+                     names: Mapping[str, str], known: Any = None) -> tuple[tuple[Any, ...], dict[str, Any], list[str]] | None:
+    """``(args, kwargs, replaced)`` with every string argument naming a hidden entity (id or name) made absent.
+
+    A masked entity's real name is made absent too: masking renames it, so the
+    data no longer holds that name and a lookup by it finds nothing (its id,
+    which a mask keeps, still finds it). ``names``: id -> the name a baseline
+    saw; ``known``: the evaluation's :class:`~.leaks.EntityNames` (every KG name
+    and alias), looked up per argument.
+    """
+    hidden, masked = graph_filter.hidden, graph_filter.masked
+    if not hidden and not masked:
         return None
-    wanted = {normalize(e) for e in graph_filter.hidden}
-    wanted |= {normalize(n) for e, n in names.items() if e in graph_filter.hidden and isinstance(n, str) and n}
+    wanted = {normalize(e) for e in hidden}
+    wanted |= {normalize(n) for e, n in names.items() if (e in hidden or e in masked) and isinstance(n, str) and n}
     replaced: list[str] = []
 
+    def gone(value: str) -> bool:
+        if normalize(value) in wanted:
+            return True
+        if known is None:
+            return False
+        hits = named(known, value)  # a name an entity the condition keeps also bears still finds that one
+        return bool(hits) and all((eid in hidden) or (eid in masked and not is_id) for eid, is_id in hits)
+
     def swap(value: Any) -> Any:
-        if isinstance(value, str) and normalize(value) in wanted:
+        if isinstance(value, str) and value.strip() and gone(value):
             replaced.append(value)
             return MISSING
         return value
@@ -45,6 +60,14 @@ def absent_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], graph_filter
     new_args = tuple(swap(a) for a in args)
     new_kwargs = {k: swap(v) for k, v in kwargs.items()}
     return (new_args, new_kwargs, replaced) if replaced else None
+
+
+def named(known: Any, value: str) -> tuple[tuple[str, bool], ...]:
+    """The ``(entity id, by its id)`` pairs whose id, name or alias is all of ``value`` (the phrase index of :mod:`.leaks`)."""
+    from .leaks import _key
+
+    folded, exact = known.index()
+    return (*folded.get(_key(value, True), ()), *exact.get(_key(value, False), ()))
 
 
 def restore(output: Any, replaced: list[str]) -> Any:
@@ -61,17 +84,3 @@ def mask_everywhere(output: Any, graph_filter: GraphFilter, names: Mapping[str, 
         return output
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")(?![\w-])")
     return _map_strings(output, lambda s: pattern.sub(lambda m: terms[m.group(0)], s))
-
-
-def _map_strings(value: Any, fn: Any) -> Any:
-    if isinstance(value, str):
-        return fn(value)
-    if isinstance(value, ToolMessage):
-        return value.model_copy(update={"content": _map_strings(value.content, fn), "artifact": _map_strings(value.artifact, fn)})
-    if isinstance(value, dict):
-        return {k: _map_strings(v, fn) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_map_strings(v, fn) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_map_strings(v, fn) for v in value)
-    return value

@@ -102,6 +102,12 @@ def answer_from_output(output: Any) -> tuple[str | None, list[str]]:
     if isinstance(output, str):
         return output, []
     if isinstance(output, dict):
+        from ...tracer.extract import compile_pattern
+        from ...tracer.structured import structured_answer
+
+        structured = structured_answer(output, None, None, compile_pattern(None))
+        if structured is not None:
+            return structured.answer, structured.citations
         messages = output.get("messages")
         if isinstance(messages, list) and messages:
             submitted = _submitted(messages)

@@ -207,6 +207,28 @@ def check_kg_overlap(kg: Any, baselines: dict[str, RunRecord]) -> None:
         )
 
 
+def check_answers_read(baselines: Sequence[RunRecord]) -> None:
+    """Refuse an evaluation in which no baseline run gave an answer graphtrail could read.
+
+    Its conditions would compare nothing with nothing; a report would blame the
+    agent's citations for what is graphtrail not finding the answer. Runs that all
+    failed with an error are reported as such (scoring/coverage.py), not here.
+    """
+    if not baselines or any(r.status == "ok" for r in baselines):  # (an answer recorded without content is still read)
+        return
+    unread = [r for r in baselines if r.status != "error"]
+    if not unread:
+        return
+    reason = next((r.error for r in unread if r.error), None)
+    why = f" ({reason})" if reason else ""
+    raise EvaluationError(
+        f"no baseline run produced a readable answer: {len(unread)} of {len(baselines)} ended with no answer graphtrail "
+        f"could read{why}; if the agent answers in a structured_response or a key of its final state, pass answer_field= "
+        "and citations_field= naming its fields (--answer-field/--citations-field), otherwise trace it with a "
+        "citation_parser=; no condition is reported"
+    )
+
+
 def _priorities(questions: Sequence[Any]) -> Callable[[ReplayJob], tuple[int, int, int]]:
     """Who gets a freed slot (replays and model calls alike): lowest first.
 
@@ -353,6 +375,7 @@ async def replay_suite(
             by_q = {r.key.question_id: r for r in base_records if r.key.trial == 0}
             wanted, not_applicable = _applicable(conditions, by_q)
             check_kg_overlap(kg, by_q)
+            check_answers_read(base_records)
             jobs, skipped, no_control = _condition_jobs(
                 questions, by_q, wanted, kg, key, names, trials=trials, seed=seed, n_subsets=n_subsets, shared_trials=shared_trials
             )

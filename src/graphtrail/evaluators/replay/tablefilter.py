@@ -36,6 +36,19 @@ def _matcher(names: Mapping[str, str]) -> EntityNames:
     return known
 
 
+def _names_hidden(cell: str, graph_filter: GraphFilter, matcher: EntityNames) -> bool:
+    """Whether ``cell`` names a hidden entity outside the kept entities' own descriptions (which name whom they like)."""
+    def hit(text: str) -> bool:
+        return any(_leaked(match, graph_filter) & graph_filter.hidden for match in matcher.matches(text))
+
+    if not hit(cell):
+        return False
+    from .withheld import without_kept_descriptions
+
+    stripped = without_kept_descriptions(cell, graph_filter, matcher)
+    return stripped == cell or hit(stripped)
+
+
 def table_lines(text: str, graph_filter: GraphFilter, names: Mapping[str, str]) -> dict[int, bool] | None:
     """``{line number: drop it}`` for every line of every table in ``text``; ``None`` when it holds no table."""
     tables = find_tables(text)
@@ -49,6 +62,7 @@ def table_lines(text: str, graph_filter: GraphFilter, names: Mapping[str, str]) 
         for line in table.frame_lines:
             out[line] = False
         for line, row in zip(table.row_lines, table.rows):
-            out[line] = any(_leaked(match, graph_filter) & hidden for cell in row.values() if cell
-                            for match in matcher.matches(cell))
+            # by value: a cell that is a hidden entity's id, whatever its column; else a name the matcher reads,
+            # outside the cells' own descriptions of kept entities (which name whom they like)
+            out[line] = any(cell.strip() in hidden or _names_hidden(cell, graph_filter, matcher) for cell in row.values() if cell)
     return out

@@ -10,6 +10,11 @@ output) is read with that one phrase matcher (whole words, Unicode-normalised,
 longest name first), and every entity a cell names without doubt (a name two
 entities bear is skipped) is added to the step, as if the tool had returned it.
 
+With a KG, a step's JSON output is also read by value (:mod:`.byvalue`): a
+string equal to a KG id names that entity, whatever key holds it (``uid``,
+``person_id``); a row the tracer read by its name (no id key it knew) is then
+that entity, not a second one.
+
 So a table-writing agent's visited set, its citations' sources (source support,
 grounded citations) and the conditions built from them are those of what the
 tool really showed. When the answer's citations were read by name (the tracer's
@@ -25,6 +30,7 @@ from typing import Any
 
 from ...tracer.tables import find_tables
 from ...tracer.trajectory import Entity, Trajectory
+from .byvalue import value_entities
 from .leaks import EntityNames
 
 __all__ = ["table_entities", "read_table_entities", "citation_mode"]
@@ -47,6 +53,16 @@ def table_entities(text: str | None, names: EntityNames) -> list[str]:
     return list(found)
 
 
+def _same_by_name(eid: str, by_value: list[str], names: EntityNames) -> bool:
+    """Whether ``eid`` is not a KG id but the name of one entity the same output names by id (a row read by its name)."""
+    if not by_value or names.kg is None or eid in names.kg:
+        return False
+    from .names import named
+
+    hits = {e for e, _ in named(names, eid)}
+    return len(hits) == 1 and next(iter(hits)) in by_value
+
+
 def _name(eid: str, names: EntityNames) -> str | None:
     known = names.of(eid)
     return known[0] if known else None
@@ -63,10 +79,13 @@ def read_table_entities(trajectory: Trajectory | None, names: EntityNames | None
     added = False
     for step in trajectory.steps:
         have = set(step.entity_ids)
-        new = [e for e in table_entities(step.output, names) if e not in have] if step.error is None else []
+        by_value = value_entities(step.output, names.kg) if step.error is None else []
+        found = [*table_entities(step.output, names), *by_value] if step.error is None else []
+        new = list(dict.fromkeys(e for e in found if e not in have))
         if new:
             added = True
-            step = step.model_copy(update={"entities": [*step.entities, *(Entity(id=e, name=_name(e, names)) for e in new)]})
+            kept = [e for e in step.entities if not _same_by_name(e.id, by_value, names)]
+            step = step.model_copy(update={"entities": [*kept, *(Entity(id=e, name=_name(e, names)) for e in new)]})
         steps.append(step)
     if not added:
         return trajectory

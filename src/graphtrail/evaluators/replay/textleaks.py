@@ -14,8 +14,9 @@ given, with one rule:
   when every entity whose description holds it (anywhere) is withheld by the
   condition (an entity the condition keeps may be what the model is reading),
   and it is not in the question;
-- descriptions shorter than :data:`SPAN_WORDS` words are not looked for: a short
-  phrase ("A film.") is ordinary text, not a fingerprint.
+- a description of :data:`MIN_WORDS` (3) to 7 words is looked for whole: shorter
+  than a span, it is its own fingerprint ("Polish physicist who discovered
+  polonium."); under 3 words ("A film.") it is ordinary text and is not looked for.
 
 Eight words in the same order is far beyond chance agreement between unrelated
 texts, and short enough that a prompt quoting one sentence of a description is
@@ -34,17 +35,19 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["SPAN_WORDS", "DescriptionSpans", "revealed_descriptions"]
+__all__ = ["SPAN_WORDS", "MIN_WORDS", "DescriptionSpans", "revealed_descriptions"]
 
 #: Words in a description span: long enough to be a fingerprint, short enough to catch one quoted sentence.
 SPAN_WORDS = 8
+#: The fewest words of a description looked for (whole, when it is shorter than a span).
+MIN_WORDS = 3
 #: Spans are indexed every STRIDE words (and at each description's end), so that the index stays a
 #: quarter of the descriptions' size: any passage of SPAN_WORDS + STRIDE - 1 (11) words holds one.
 STRIDE = 4
 _WORD = re.compile(r"\w+")
 _TEXT_CACHE_SIZE = 20_000
 #: Keys that name an entity in a JSON tool output (as the output filter reads them), and its description.
-_ID_KEYS = ("id", "entity_id", "node_id")
+_ID_KEYS = ("id", "entity_id", "node_id", "@id")
 _DESCRIPTION_KEY = "description"
 #: Tool outputs longer than this are not parsed for descriptions (an input bound).
 _MAX_OUTPUT_CHARS = 1_000_000
@@ -98,20 +101,23 @@ def words(text: str) -> list[str]:
     return _WORD.findall(decomposed.casefold())
 
 
-def _spans(tokens: list[str]) -> Iterable[str]:
-    for i in range(len(tokens) - SPAN_WORDS + 1):
-        yield " ".join(tokens[i:i + SPAN_WORDS])
-
-
 class DescriptionSpans:
-    """Every :data:`SPAN_WORDS`-word span of every known description, and the entities whose description holds it."""
+    """Every :data:`SPAN_WORDS`-word span of every known description (and every short description whole),
+    and the entities whose description holds it."""
 
     def __init__(self, kg: Any = None, descriptions: Mapping[str, Iterable[str]] | None = None) -> None:
         self.kg = kg
         self.extra = {k: tuple(v) for k, v in (descriptions or {}).items()}
         self._index: dict[str, frozenset[str]] | None = None
         self._starts: frozenset[str] = frozenset()
-        self._texts: dict[str, tuple[frozenset[str], ...]] = {}
+        self._widths: tuple[int, ...] = ()  # the span widths indexed, widest first
+        self._texts: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {}
+
+    def texts(self, eid: str) -> tuple[str, ...]:
+        """The descriptions known for ``eid`` (its KG record's, then any the caller knows)."""
+        record = self.kg.entity(eid) if self.kg is not None else None
+        own = (record.description,) if record is not None and record.description else ()
+        return tuple(dict.fromkeys((*own, *(t for t in self.extra.get(eid, ()) if isinstance(t, str) and t))))
 
     def _descriptions(self) -> Iterable[tuple[str, str]]:
         if self.kg is not None:
@@ -130,19 +136,24 @@ class DescriptionSpans:
             for _, text in self._descriptions():
                 tokens = words(text)
                 last = len(tokens) - SPAN_WORDS
+                if last < 0 and len(tokens) >= MIN_WORDS:
+                    sampled.add(" ".join(tokens))  # a short description: looked for whole
                 for i in {*range(0, last + 1, STRIDE), last} if last >= 0 else ():
                     sampled.add(" ".join(tokens[i:i + SPAN_WORDS]))
             starts = {span.split(" ", 1)[0] for span in sampled}
+            widths = sorted({span.count(" ") + 1 for span in sampled}, reverse=True)
             owners: dict[str, set[str]] = {}
             for eid, text in self._descriptions():  # a kept entity sharing the span anywhere makes it no fingerprint
                 tokens = words(text)
-                for i in range(len(tokens) - SPAN_WORDS + 1):
-                    if tokens[i] in starts:
-                        span = " ".join(tokens[i:i + SPAN_WORDS])
-                        if span in sampled:
-                            owners.setdefault(span, set()).add(eid)
+                for i, token in enumerate(tokens):
+                    if token in starts:
+                        for width in widths:
+                            span = " ".join(tokens[i:i + width])
+                            if i + width <= len(tokens) and span in sampled:
+                                owners.setdefault(span, set()).add(eid)
             self._index = {span: frozenset(ids) for span, ids in owners.items()}
             self._starts = frozenset(span.split(" ", 1)[0] for span in self._index)
+            self._widths = tuple(widths)
         return self._index
 
     def found(self, text: str) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -151,14 +162,16 @@ class DescriptionSpans:
         if hits is None:
             index = self.index()
             tokens = words(text) if index else []
-            starts = self._starts
+            starts, widths = self._starts, self._widths
             out: dict[str, frozenset[str]] = {}
-            for i in range(len(tokens) - SPAN_WORDS + 1):
-                if tokens[i] in starts:
-                    span = " ".join(tokens[i:i + SPAN_WORDS])
-                    owners = index.get(span)
-                    if owners is not None:
-                        out[span] = owners
+            for i, token in enumerate(tokens):
+                if token in starts:
+                    for width in widths:
+                        if i + width <= len(tokens):
+                            span = " ".join(tokens[i:i + width])
+                            owners = index.get(span)
+                            if owners is not None:
+                                out[span] = owners
             hits = tuple(out.items())
             if len(self._texts) >= _TEXT_CACHE_SIZE:
                 self._texts.clear()
@@ -168,11 +181,11 @@ class DescriptionSpans:
     def leaked(self, text: str, withheld: frozenset[str] | set[str], question: str = "") -> set[str]:
         """The withheld entities whose description ``text`` quotes (a span also in ``question`` does not count)."""
         out: set[str] = set()
-        asked: set[str] | None = None
+        asked: str | None = None
         for span, owners in self.found(text):
             if owners <= withheld:
                 if asked is None:
-                    asked = set(_spans(words(question)))
-                if span not in asked:
+                    asked = " " + " ".join(words(question)) + " "
+                if f" {span} " not in asked:
                     out |= owners
         return out

@@ -30,6 +30,7 @@ from .filters import _artifact_names, filter_tool_output, is_registered
 from .names import absent_arguments, restore
 from .overfilter import lost_entities, model_text
 from .scope import current_scope
+from .withheld import remove_withheld
 
 __all__ = ["FilteredTool", "wrap_tool", "wrap_agent_tools", "AblationMiddleware", "is_graphtrail_tool"]
 
@@ -103,18 +104,22 @@ class FilteredTool(BaseTool):
         scope = current_scope()
         graph_filter = active_filter()
         pair = self.response_format == "content_and_artifact"
+        known = scope.entity_names if scope is not None else None
         filtered = filter_tool_output(
             self.name,
             output,
             graph_filter,
             content_and_artifact=pair,
             names=scope.names if scope is not None else None,
+            known=known,
         )
         if scope is not None and graph_filter is not None and filtered is not output:
-            # the over-filtering check: nothing the condition keeps may vanish from what the model reads
+            # the over-filtering check: nothing the condition keeps may vanish from what the model reads, beyond
+            # the text the ablation itself withholds (a withheld description naming a kept entity goes in the real data too)
             names = {**scope.names, **_artifact_names(output[1] if pair and isinstance(output, tuple) else
                                                       getattr(output, "artifact", None))}
-            lost = lost_entities(model_text(output, pair), model_text(filtered, pair), names, graph_filter)
+            before = remove_withheld(output, graph_filter, known) if known is not None else output
+            lost = lost_entities(model_text(before, pair), model_text(filtered, pair), names, graph_filter)
             if lost:
                 scope.over_filtered_call(self.name, lost)
         return filtered
@@ -125,7 +130,7 @@ class FilteredTool(BaseTool):
         graph_filter = active_filter()
         if scope is None or graph_filter is None or is_registered(self.name):
             return args, kwargs, []
-        found = absent_arguments(args, kwargs, graph_filter, scope.names)
+        found = absent_arguments(args, kwargs, graph_filter, scope.names, scope.entity_names)
         return found if found is not None else (args, kwargs, [])
 
     def _run(
