@@ -118,6 +118,13 @@ class RunRecord(BaseModel):
     # several); None when no model call was seen (a plain function) or the record predates this field
     model_seen: str | None = None
 
+    # how this run's ablation reached the agent: "factory" (the agent rebuilt on ablated data) or "filter"
+    # (its tool outputs filtered); None: recorded before graphtrail said
+    route: str | None = None
+    # how its numbers were obtained (docs/ablations.md, "Routes"): "exact" | "filtered" | "estimated";
+    # None: a baseline of the filter route, or a record that predates the field
+    method: str | None = None
+
     trace_id: str | None = None
     baseline_trace_id: str | None = None
     trajectory: Trajectory | None = None

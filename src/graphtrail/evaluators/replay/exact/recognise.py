@@ -1,0 +1,151 @@
+"""What a factory-route run visited, recognised by value against the user's data.
+
+The factory route filters nothing, so nothing has to guess an output's shape:
+an entity is recognised when a tool output holds one of its values whole.
+
+- any JSON string value or key equal to an entity id (whatever its key:
+  ``id``, ``@id``, ``person_id``) or to an entity's unique name;
+- a text unit (a LangChain Document's ``page_content``) returned whole, as a
+  retriever tool returns it (passages joined by blank lines);
+- a line of plain text equal to an id or a unique name.
+
+Names two entities share are skipped (they say neither). Each recognised entity
+is added to the step as if the tool had returned it, so visited sets, citation
+sources and the conditions built from them are what the tool really showed. A
+tool output from which nothing is recognised stays unread (the report names
+such tools: :mod:`graphtrail.evaluators.scoring.unread`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ....kg.graph import KnowledgeGraph
+from ....kg.views import GraphFilter
+from ....tracer.trajectory import Entity, Trajectory
+
+__all__ = ["ValueIndex", "recognise"]
+
+#: Above this many passages, a passage is recognised only when it is a whole paragraph of the output.
+_SCAN_LIMIT = 2000
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+class ValueIndex:
+    """ids, unique names and passages of a catalogue, looked up by whole value."""
+
+    def __init__(self, kg: KnowledgeGraph) -> None:
+        self.kg = kg
+        self.ids: set[str] = set(kg.entity_ids())
+        names: dict[str, set[str]] = {}
+        for record in kg.entities():
+            for label in (record.name, *record.aliases):
+                if label and label != record.id and len(label) >= 3:
+                    names.setdefault(_norm(label).casefold(), set()).add(record.id)
+        self.names = {k: next(iter(v)) for k, v in names.items() if len(v) == 1}
+        self.passages: dict[str, tuple[str, ...]] = {}
+        for unit in kg.text_units.values():
+            text = _norm(unit.text)
+            if text and unit.entity_ids:
+                self.passages[text] = tuple(dict.fromkeys((*self.passages.get(text, ()), *unit.entity_ids)))
+
+    def value(self, text: str) -> str | None:
+        """The entity a whole value names (its id, else its unique name), or ``None``."""
+        if text in self.ids:
+            return text
+        return self.names.get(_norm(text).casefold())
+
+    def in_text(self, text: str) -> list[str]:
+        found: dict[str, None] = {}
+        parsed = _json(text)
+        if parsed is not None:
+            for value in _strings(parsed):
+                eid = self.value(value)
+                if eid is not None:
+                    found.setdefault(eid, None)
+                for eid in self.passages.get(_norm(value), ()):
+                    found.setdefault(eid, None)
+            return list(found)
+        norm = _norm(text)
+        for eid in self.passages.get(norm, ()):
+            found.setdefault(eid, None)
+        for part in text.split("\n\n"):
+            for eid in self.passages.get(_norm(part), ()):
+                found.setdefault(eid, None)
+        if len(self.passages) <= _SCAN_LIMIT:
+            for passage, ids in self.passages.items():
+                if passage in norm:
+                    for eid in ids:
+                        found.setdefault(eid, None)
+        for line in text.splitlines():
+            line = line.strip().strip("-*•").strip()
+            if line:
+                eid = self.value(line)
+                if eid is not None:
+                    found.setdefault(eid, None)
+        return list(found)
+
+
+def _json(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if isinstance(k, str):
+                    yield k
+                stack.append(v)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def _shown_name(index: ValueIndex, eid: str, graph_filter: GraphFilter | None) -> str | None:
+    if graph_filter is not None and eid in graph_filter.masked:
+        return graph_filter.masked_name(eid)
+    record = index.kg.entity(eid)
+    return record.name if record is not None else None
+
+
+def recognise(trajectory: Trajectory | None, index: ValueIndex | None, graph_filter: GraphFilter | None,
+              mode: Any = None) -> Trajectory | None:
+    """``trajectory`` with the entities each step's output holds by value added (the same object if none)."""
+    if trajectory is None or index is None:
+        return trajectory
+    steps = []
+    added = False
+    for step in trajectory.steps:
+        if step.error is None and step.output:
+            have = set(step.entity_ids)
+            new = [e for e in index.in_text(step.output) if e not in have]
+            if new:
+                added = True
+                extra = [Entity(id=e, name=_shown_name(index, e, graph_filter)) for e in new]
+                step = step.model_copy(update={"entities": [*step.entities, *extra]})
+        steps.append(step)
+    if not added:
+        return trajectory
+    update: dict[str, Any] = {"steps": steps}
+    if mode is not None and mode != "markers" and trajectory.answer and trajectory.status == "ok":
+        from ..tabular import _read_citations
+
+        cited = _read_citations(trajectory, steps, mode)
+        if cited is not None:
+            update["citations"] = cited
+    return trajectory.model_copy(update=update)
