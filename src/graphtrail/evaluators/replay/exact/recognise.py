@@ -123,29 +123,50 @@ def _shown_name(index: ValueIndex, eid: str, graph_filter: GraphFilter | None) -
     return record.name if record is not None else None
 
 
+def _known(index: ValueIndex, entity: Entity, graph_filter: GraphFilter | None) -> Entity | None:
+    """``entity`` as an entity of the data: by its id, else by an id or unique name its id or name equals."""
+    if entity.id in index.ids:
+        return entity
+    eid = index.value(entity.id) or (index.value(entity.name) if entity.name else None)
+    return Entity(id=eid, name=_shown_name(index, eid, graph_filter), type=entity.type) if eid is not None else None
+
+
+def _step_entities(step: Any, index: ValueIndex, graph_filter: GraphFilter | None) -> list[Entity]:
+    """The step's entities, each one of the data (a row the tracer keyed by its name maps to its id;
+    what the data does not hold is dropped), then every entity its output holds by value."""
+    out: dict[str, Entity] = {}
+    for entity in step.entities:
+        known = _known(index, entity, graph_filter)
+        if known is not None:
+            out.setdefault(known.id, known)
+    if step.error is None and step.output:
+        for eid in index.in_text(step.output):
+            out.setdefault(eid, Entity(id=eid, name=_shown_name(index, eid, graph_filter)))
+    return list(out.values())
+
+
 def recognise(trajectory: Trajectory | None, index: ValueIndex | None, graph_filter: GraphFilter | None,
               mode: Any = None) -> Trajectory | None:
-    """``trajectory`` with the entities each step's output holds by value added (the same object if none)."""
+    """``trajectory`` with each step's entities those of the data, by value (the same object if nothing changes)."""
     if trajectory is None or index is None:
         return trajectory
     steps = []
-    added = False
+    changed = False
     for step in trajectory.steps:
-        if step.error is None and step.output:
-            have = set(step.entity_ids)
-            new = [e for e in index.in_text(step.output) if e not in have]
-            if new:
-                added = True
-                extra = [Entity(id=e, name=_shown_name(index, e, graph_filter)) for e in new]
-                step = step.model_copy(update={"entities": [*step.entities, *extra]})
+        entities = _step_entities(step, index, graph_filter)
+        edges = [e for e in step.edges if e.source in index.ids and e.target in index.ids]
+        if entities != list(step.entities) or len(edges) != len(step.edges):
+            changed = True
+            step = step.model_copy(update={"entities": entities, "edges": edges})
         steps.append(step)
-    if not added:
+    cited = list(dict.fromkeys(c if c in index.ids else (index.value(c) or c) for c in trajectory.citations))
+    if not changed and cited == list(trajectory.citations):
         return trajectory
-    update: dict[str, Any] = {"steps": steps}
+    update: dict[str, Any] = {"steps": steps, "citations": cited}
     if mode is not None and mode != "markers" and trajectory.answer and trajectory.status == "ok":
         from ..tabular import _read_citations
 
-        cited = _read_citations(trajectory, steps, mode)
-        if cited is not None:
-            update["citations"] = cited
+        again = _read_citations(trajectory, steps, mode)
+        if again is not None:
+            update["citations"] = again
     return trajectory.model_copy(update=update)
