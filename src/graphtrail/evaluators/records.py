@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..tracer.trajectory import Trajectory
 
-__all__ = ["RunKey", "RunRecord", "CONDITIONS", "DEFAULT_CONDITIONS", "CITATION_CONDITIONS", "NO_CITATIONS", "question_field"]
+__all__ = ["RunKey", "RunRecord", "METHODS", "weakest_method", "CONDITIONS", "DEFAULT_CONDITIONS", "CITATION_CONDITIONS", "NO_CITATIONS", "question_field"]
 
 #: Every ablation condition graphtrail knows, in report order.
 CONDITIONS: tuple[str, ...] = (
@@ -43,6 +43,18 @@ CITATION_CONDITIONS: tuple[str, ...] = ("cited_removal", "random_removal", "full
 
 #: What such a condition shows, in every view and in results.json, when the agent cited nothing.
 NO_CITATIONS = "not applicable: the agent cited no entities"
+
+
+#: How a condition's numbers were obtained, strongest first (docs/ablations.md, "Routes"): ``exact`` (the agent ran
+#: on really-ablated data), ``filtered`` (its tool outputs filtered by entity id), ``estimated`` (plain text cut
+#: by names: a heuristic). A run is as weak as its weakest tool call, a condition as its weakest run.
+METHODS: tuple[str, ...] = ("exact", "filtered", "estimated")
+
+
+def weakest_method(methods: Any) -> str | None:
+    """The weakest of ``methods`` (unknown and ``None`` ones ignored; ``None`` when none is left)."""
+    known = [m for m in methods if m in METHODS]
+    return max(known, key=METHODS.index) if known else None
 
 
 def question_field(question: Any, name: str, default: Any = None) -> Any:

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .views import active_filter
+from .views import active_filter, note_source_read
 
 __all__ = ["ablated_view"]
 
 
 def _shown(node: Any) -> bool:
     graph_filter = active_filter()
-    return graph_filter is None or str(node) not in graph_filter.hidden
+    if graph_filter is None:
+        return True
+    note_source_read()
+    return str(node) not in graph_filter.hidden
 
 
 def ablated_view(graph: Any) -> Any:

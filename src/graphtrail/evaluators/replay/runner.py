@@ -38,6 +38,7 @@ from ..records import RunKey, RunRecord
 from .cache import RunCache
 from .interception import coverage_of, filtering
 from .leaks import EntityNames, input_leaks
+from .method import EXACT, weakest
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 from .scope import FilterScope
 from .seen import SeenInputs, recording
@@ -299,7 +300,10 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
                 trajectory = factory.recognise(trajectory, job.graph_filter, citation_mode(runner.agent))
     if factory is not None:
         return _record(job, output, error, trajectory, counters, wall, None, seen, factory)
-    return _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory), seen)
+    record = _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory), seen)
+    if scope is not None:  # how this run's ablation reached the model (.method): its weakest tool call
+        record.method = weakest(scope.methods.elements()) or EXACT
+    return record
 
 
 Score = Callable[[RunRecord], Awaitable[RunRecord]]
