@@ -266,7 +266,7 @@ def _jsonld_policy(messages: list[Any]) -> AIMessage:
     return AIMessage(content=answer_text(colleague.get("name"), colleague.get("description") or None, institute))
 
 
-def jsonld_agent(kg: Any) -> Any:
+def jsonld_agent(kg: Any, system_prompt: str | None = None) -> Any:
     def node(record: Any) -> dict[str, Any]:
         kind = "Person" if record.type == "person" else "Organization"
         return {"@id": record.id, "@type": kind, "name": record.name, "description": record.description}
@@ -286,7 +286,7 @@ def jsonld_agent(kg: Any) -> Any:
                 doc["worksFor"] = node(other)
         return json.dumps(doc)
 
-    return create_agent(scripted(_jsonld_policy, "scripted-jsonld"), [describe], name="jsonld")
+    return create_agent(scripted(_jsonld_policy, "scripted-jsonld"), [describe], name="jsonld", system_prompt=system_prompt)
 
 
 # ---------------------------------------------------------------- the oracle and the test
