@@ -11,40 +11,14 @@ Name and text attributes come from :class:`~.ablate.Keys`. Works for ``Graph``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ....kg.graph import KnowledgeGraph
+from ....kg.live import NodeAttributes
 from ....kg.views import GraphFilter
 
 __all__ = ["ablated_graph", "graph_catalogue", "register"]
-
-
-class _NodeAtlas(Mapping[Any, Any]):
-    """The view's node -> attribute dict mapping, masked and text-blocked nodes rewritten on read."""
-
-    def __init__(self, nodes: Mapping[Any, Any], graph_filter: GraphFilter, keys: Any) -> None:
-        self._nodes, self._filter, self._keys = nodes, graph_filter, keys
-
-    def __getitem__(self, node: Any) -> Any:
-        attrs = self._nodes[node]
-        eid = str(node)
-        f = self._filter
-        if eid in f.masked or eid in f.text_blocked:
-            attrs = {k: v for k, v in attrs.items() if k not in self._keys.text}
-            if eid in f.masked:
-                attrs[self._keys.name] = f.masked_name(eid)
-                attrs.pop("aliases", None)
-        return attrs
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._nodes)
-
-    def __len__(self) -> int:
-        return len(self._nodes)
-
-    def __contains__(self, node: object) -> bool:
-        return node in self._nodes
 
 
 def ablated_graph(graph: Any, graph_filter: GraphFilter, keys: Any) -> Any:
@@ -53,8 +27,8 @@ def ablated_graph(graph: Any, graph_filter: GraphFilter, keys: Any) -> Any:
 
     hidden = graph_filter.hidden
     view = nx.subgraph_view(graph, filter_node=(lambda n: str(n) not in hidden)) if hidden else nx.subgraph_view(graph)
-    if graph_filter.masked or graph_filter.text_blocked:
-        view._node = _NodeAtlas(view._node, graph_filter, keys)  # before any NodeView reads it
+    if graph_filter.masked or graph_filter.text_blocked:  # before any NodeView reads it
+        view._node = NodeAttributes(view._node, lambda: graph_filter, keys.name, keys.text)
     return view
 
 
