@@ -28,6 +28,9 @@ from ....tracer.trajectory import Entity, Trajectory
 
 __all__ = ["ValueIndex", "recognise"]
 
+#: Longest line read as a whole value (an id or a name).
+_LONGEST = 200
+
 #: Above this many passages, a passage is recognised only when it is a whole paragraph of the output.
 _SCAN_LIMIT = 2000
 
@@ -42,12 +45,13 @@ class ValueIndex:
     def __init__(self, kg: KnowledgeGraph) -> None:
         self.kg = kg
         self.ids: set[str] = set(kg.entity_ids())
-        names: dict[str, set[str]] = {}
-        for record in kg.entities():
-            for label in (record.name, *record.aliases):
-                if label and label != record.id and len(label) >= 3:
-                    names.setdefault(_norm(label).casefold(), set()).add(record.id)
-        self.names = {k: next(iter(v)) for k, v in names.items() if len(v) == 1}
+        names: dict[str, str | None] = {}  # folded name -> its entity, None when two entities bear it
+        for eid, labels in _labels(kg):
+            for label in labels:
+                if label and label != eid and len(label) >= 3:
+                    key = _norm(label).casefold()
+                    names[key] = eid if names.get(key, eid) == eid else None
+        self.names = {k: v for k, v in names.items() if v is not None}
         self.passages: dict[str, tuple[str, ...]] = {}
         for unit in kg.text_units.values():
             text = _norm(unit.text)
@@ -71,24 +75,38 @@ class ValueIndex:
                 for eid in self.passages.get(_norm(value), ()):
                     found.setdefault(eid, None)
             return list(found)
-        norm = _norm(text)
-        for eid in self.passages.get(norm, ()):
-            found.setdefault(eid, None)
-        for part in text.split("\n\n"):
-            for eid in self.passages.get(_norm(part), ()):
+        if self.passages:
+            norm = _norm(text)
+            for eid in self.passages.get(norm, ()):
                 found.setdefault(eid, None)
-        if len(self.passages) <= _SCAN_LIMIT:
-            for passage, ids in self.passages.items():
-                if passage in norm:
-                    for eid in ids:
-                        found.setdefault(eid, None)
+            for part in text.split("\n\n"):
+                for eid in self.passages.get(_norm(part), ()):
+                    found.setdefault(eid, None)
+            if len(self.passages) <= _SCAN_LIMIT:
+                for passage, ids in self.passages.items():
+                    if passage in norm:
+                        for eid in ids:
+                            found.setdefault(eid, None)
         for line in text.splitlines():
+            if len(line) > _LONGEST:  # a line that is one id or one name is short
+                continue
             line = line.strip().strip("-*•").strip()
             if line:
                 eid = self.value(line)
                 if eid is not None:
                     found.setdefault(eid, None)
         return list(found)
+
+
+def _labels(kg: KnowledgeGraph) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(id, (name, *aliases)) of every entity; straight from the store of an unfiltered KnowledgeGraph."""
+    store = getattr(kg, "_store", None)
+    if getattr(kg, "graph_filter", True) is None and store is not None:
+        for eid, name, aliases in zip(store.ids, store.names, store.aliases):
+            yield eid, (name, *aliases)
+        return
+    for record in kg.entities():
+        yield record.id, (record.name, *record.aliases)
 
 
 def _json(text: str) -> Any:
