@@ -28,14 +28,16 @@ MASK_PLACEHOLDER = "[masked entity]"
 
 @dataclass(frozen=True)
 class GraphFilter:
-    """An ablation, as sets of entity ids.
+    """An ablation, as sets of entity ids: the one definition (docs/ablations.md, "What an ablation does").
 
-    - ``hidden``: the entity vanishes: out of search results and neighbour
-      lists, with its edges and every text unit that mentions it.
-    - ``masked``: id and edges stay; name, description and text become an
-      opaque placeholder, and text units mentioning it are withheld.
-    - ``text_blocked``: structure stays (id, name, type, edges); its
-      description and the text units that mention it are withheld.
+    - ``hidden``: the entity is gone: out of search results and neighbour
+      lists, with its edges and every text attributed to it.
+    - ``masked``: id and edges stay; its name becomes :meth:`masked_name`, its
+      text is withheld, and a lookup by its real name finds nothing.
+    - ``text_blocked``: structure stays (id, name, type, edges); its text is withheld.
+
+    Followed by the KnowledgeGraph's filtered views, ``kg.live.ablated_view``,
+    ``graphtrail.evaluators.ablated`` (every data type) and the output filter.
     """
 
     hidden: frozenset[str] = field(default_factory=frozenset)
