@@ -111,7 +111,7 @@ class AgentFactory:
                 texts += [u.text for u in (view.text_unit(uid) for uid in view.text_units) if u is not None]
                 texts += [r.description for r in view.relations() if r.description]
             seen = SeenInputs()
-            seen.prompts.append("\n".join(t for t in texts if t))
+            seen.prompts.extend(t for t in texts if t)  # one text each: their matches are cached across conditions
             found = frozenset(i for ids in input_leaks(seen, graph_filter, names, "").values() for i in ids)
             with self._lock:
                 self._excused[key] = found
