@@ -47,6 +47,17 @@ the code under test (``--rounds``), so both see the same machine load; it prints
 the CPU ratio per variant with MET / NOT met, and whether every record is the
 same (a digest of each record minus timings and ids). Exits 1 if they differ.
 
+The factory route (issue 28: CPU per run <= 1.3x the filter route's, on the bundled agent and on a
+100k-edge graph)::
+
+    python benchmarks/replay_cost.py --brief --factory                  # bundled KG, then 100k edges
+    python benchmarks/replay_cost.py --brief --factory --big-edges 0    # bundled KG only
+
+runs the same suite through ``evaluate(agent, questions, kg)`` (the filter route) and through
+``evaluate(make_agent, questions, graph=kg)`` (the factory route: the agent rebuilt per distinct
+ablation), alternating the two ``--rounds`` times, and prints CPU per run of each, the ratio with
+MET / NOT met, the agents built, and whether every answer is the same.
+
 Model latency (issue 19: at concurrency 16 with 0.2 s latency, wall <= 1.2x its
 bound)::
 
@@ -71,6 +82,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 from pathlib import Path
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -415,6 +427,85 @@ def _compare(kg, questions, variants, args, argv: list[str]) -> int:
     return 0 if same else 1
 
 
+FACTORY_TARGET = 1.3
+
+
+def _grown(n_edges: int, seed: int = 0):
+    """The bundled KG plus synthetic entities and relations up to ``n_edges`` edges (its questions still answerable)."""
+    import random
+
+    big = load_kg("countries")
+    rng = random.Random(seed)
+    ids = list(big.entity_ids())
+    n_new = max(1, (n_edges - big.number_of_relations()) // 3)
+    for i in range(n_new):
+        big.add_entity(f"S{i:06d}", f"Synthetic place {i}", "place", f"a synthetic place numbered {i}")
+    pool = ids + [f"S{i:06d}" for i in range(n_new)]
+    while big.number_of_relations() < n_edges:
+        a, b = f"S{rng.randrange(n_new):06d}", rng.choice(pool)
+        if a != b:
+            big.add_relation(a, rng.choice(("near", "trades_with", "part_of")), b)
+    return big
+
+
+async def _route_cpu(kg, questions, variant: str, factory: bool, args) -> tuple[Any, float]:
+    from graphtrail.evaluators.replay.exact.factory import AgentFactory
+
+    built = []
+    original = AgentFactory.agent_for
+
+    def counting(self, graph_filter):
+        agent = original(self, graph_filter)
+        built.append(self.built)
+        return agent
+
+    cpu = time.process_time()
+    if factory:
+        AgentFactory.agent_for = counting
+        try:
+            ev = await aevaluate_records(lambda g: create_graphrag_agent("offline", g, variant), questions, graph=kg,
+                                         concurrency=args.concurrency, progress=False, baseline_repeats=args.baseline_repeats)
+        finally:
+            AgentFactory.agent_for = original
+        ev.agents_built = max(built, default=0)
+    else:
+        ev = await aevaluate_records(create_graphrag_agent("offline", kg, variant), questions, kg,
+                                     concurrency=args.concurrency, progress=False, baseline_repeats=args.baseline_repeats)
+    return ev, time.process_time() - cpu
+
+
+def _factory(kg, questions, variants, args) -> int:
+    """Factory route vs filter route, CPU per run, alternating ``--rounds`` times (issue 28)."""
+    graphs = [("bundled", kg)]
+    if args.big_edges:
+        big = _grown(args.big_edges)
+        graphs.append((f"{big.number_of_relations() // 1000}k edges", big))
+    same_all, met_all = True, True
+    print(f"\nfactory route vs filter route: CPU per replay run (target <= {FACTORY_TARGET:.1f}x), {args.rounds} round(s)")
+    for label, graph in graphs:
+        for variant in variants:
+            cpu = {False: 0.0, True: 0.0}
+            runs = {False: 0, True: 0}
+            last: dict[bool, Any] = {}
+            for _ in range(args.rounds):
+                for factory in (False, True):
+                    ev, used = asyncio.run(_route_cpu(graph, questions, variant, factory, args))
+                    cpu[factory] += used
+                    runs[factory] += len(ev.records)
+                    last[factory] = ev
+            per = {k: 1000 * cpu[k] / runs[k] for k in cpu}
+            ratio = per[True] / per[False]
+            key = lambda r: (r.key.question_id, r.key.condition, r.key.variant, r.key.trial)  # noqa: E731
+            answers = {key(r): r.answer for r in last[False].records}
+            same = all(answers.get(key(r)) == r.answer for r in last[True].records) and len(answers) == len(last[True].records)
+            same_all &= same
+            met_all &= ratio <= FACTORY_TARGET
+            print(f"  {label:12} {variant:15} filter {per[False]:6.1f} ms/run, factory {per[True]:6.1f} ms/run: "
+                  f"{ratio:.2f}x ({'MET' if ratio <= FACTORY_TARGET else 'NOT met'}); "
+                  f"{last[True].agents_built} agents built for {len(last[True].records)} runs; same answers: {same}")
+    return 0 if same_all else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
@@ -434,6 +525,8 @@ def main() -> int:
     parser.add_argument("--against", metavar="REF|JSON", help="compare CPU per run and records with a git ref or a saved --json")
     parser.add_argument("--rounds", type=int, default=1, help="with --against a ref: alternate the two codes this many times")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds of model latency per call: wall time vs its bound")
+    parser.add_argument("--factory", action="store_true", help="the factory route's CPU per run against the filter route's")
+    parser.add_argument("--big-edges", type=int, default=100_000, help="with --factory: also on the KG grown to this many edges (0: skip)")
     argv = sys.argv[1:]
     args = parser.parse_args()
     if args.against:
@@ -456,6 +549,8 @@ def main() -> int:
     print(f"{len(questions)} questions from {args.dataset!r} ({', '.join(f'{n} {k}' for k, n in kinds.items())}), KG {len(kg)} entities, offline model, "
           f"variants {', '.join(variants)}, {args.baseline_repeats} baseline repeats, concurrency {args.concurrency}")
 
+    if args.factory:
+        return _factory(kg, questions, variants, args)
     if args.latency:
         return _latency(kg, questions, variants, args)
     if args.against:

@@ -128,7 +128,7 @@ def rag(model: BaseChatModel | str, kg: KnowledgeGraph, *, k: int = 5) -> Runnab
     tools = {t.name: t for t in make_graph_tools(kg)}
 
     def retrieve(question: str, config: RunnableConfig) -> str:
-        hits = search_text_units(kg.filtered(active_filter()), question, limit=k)
+        hits = search_text_units(kg if active_filter() is None else kg.filtered(active_filter()), question, limit=k)
         reads = [tools["read_text_unit"].invoke(_tool_call(tools["read_text_unit"], i, unit_id=uid), config=config) for i, (uid, _) in enumerate(hits)]
         return "\n".join(str(m.content) for m in reads if m.status != "error")
 

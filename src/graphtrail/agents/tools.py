@@ -94,7 +94,9 @@ def _artifact(
 
 
 def _view(kg: KnowledgeGraph) -> KnowledgeGraph:
-    return kg.filtered(active_filter())
+    # no filter in force: ``kg`` as given (a view the factory route built on ablated data stays that view)
+    graph_filter = active_filter()
+    return kg if graph_filter is None else kg.filtered(graph_filter)
 
 
 def _require_entity(view: KnowledgeGraph, entity_id: str) -> EntityRecord:
@@ -178,7 +180,7 @@ def _norm_label(label: str) -> str:
 def make_submit_answer_tool() -> BaseTool:
     """The ``submit_answer`` tool: records the final answer and its entity citations."""
 
-    @tool(SUBMIT_ANSWER, response_format="content_and_artifact")
+    @_graph_tool(SUBMIT_ANSWER, response_format="content_and_artifact")
     def submit_answer(answer: str, citations: list[str]) -> tuple[str, dict[str, Any]]:
         """Submit the final answer to the question. This ends the task.
 
@@ -194,6 +196,27 @@ def make_submit_answer_tool() -> BaseTool:
     return submit_answer
 
 
+_TEMPLATES: dict[str, StructuredTool] = {}
+
+
+def _graph_tool(name: str, **kwargs: Any) -> Any:
+    """``@tool(name, **kwargs)`` with its argument schema built once per process.
+
+    LangChain builds a pydantic schema per ``@tool`` call; the factory route
+    (``evaluate(make_agent, questions, graph=...)``) builds the agent, and so these
+    tools, once per ablation, so each later tool of the same definition is a shallow
+    copy of the first with its own function (same code, this graph in its closure).
+    """
+
+    def decorate(fn: Any) -> StructuredTool:
+        template = _TEMPLATES.get(name)
+        if template is None or getattr(template.func, "__code__", None) is not fn.__code__:
+            template = _TEMPLATES[name] = tool(name, **kwargs)(fn)
+        return template.model_copy(update={"func": fn})
+
+    return decorate
+
+
 def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int = 25) -> list[BaseTool]:
     """The seven GraphRAG tools over ``kg``, in the order the paper lists them.
 
@@ -201,7 +224,7 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
     community-member lists (a truncation note tells the model how to narrow).
     """
 
-    @tool("search_entities", response_format="content_and_artifact")
+    @_graph_tool("search_entities", response_format="content_and_artifact")
     def search_entities(query: str, type: str | None = None) -> tuple[str, dict[str, Any]]:
         """Find entities by name (fuzzy match). Returns entity ids, names and types, best match first.
 
@@ -218,7 +241,7 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
         ]
         return "\n".join(lines), _artifact([rec for rec, _, _ in hits], query=query)
 
-    @tool("get_entity", response_format="content_and_artifact")
+    @_graph_tool("get_entity", response_format="content_and_artifact")
     def get_entity(entity_id: str) -> tuple[str, dict[str, Any]]:
         """Read one entity in detail: name, type, description, its relations (label, direction, count) and text unit ids.
 
@@ -239,7 +262,7 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
         header = f"entity {rec.id} in detail (use get_neighbors with a relation label to follow it):"
         return header + "\n" + _dumps(detail), _artifact([rec], text_units=units)
 
-    @tool("get_neighbors", response_format="content_and_artifact")
+    @_graph_tool("get_neighbors", response_format="content_and_artifact")
     def get_neighbors(
         entity_id: str, relation: str | None = None, direction: Literal["out", "in", "both"] = "out"
     ) -> tuple[str, dict[str, Any]]:
@@ -284,7 +307,7 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
             lines.append(f"Relations this entity has (label, direction, count): {available}.")
         return "\n".join(lines), _artifact([center, *(n for n in neighbors if n)], [r for r, _ in shown], truncated=truncated)
 
-    @tool("read_text_unit", response_format="content_and_artifact")
+    @_graph_tool("read_text_unit", response_format="content_and_artifact")
     def read_text_unit(unit_id: str) -> tuple[str, dict[str, Any]]:
         """Read a source passage (text unit) and the entities it mentions.
 
@@ -299,7 +322,7 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
         body = {"unit": unit.id, "text": unit.text, "mentions": [_ref(r) for r in mentioned]}
         return f"text unit {unit.id}:\n" + _dumps(body), _artifact(mentioned, text_units=[unit.id])
 
-    @tool("search_communities", response_format="content_and_artifact")
+    @_graph_tool("search_communities", response_format="content_and_artifact")
     def search_communities(query: str) -> tuple[str, dict[str, Any]]:
         """Find communities (clusters of related entities) whose title or summary matches the query.
 
@@ -326,7 +349,7 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
             lines.append(_dumps({"community": cid, "title": titles[cid], "size": len(com.entity_ids), "score": score}))
         return "\n".join(lines), _artifact(communities=[cid for cid, _ in ranked])
 
-    @tool("read_community", response_format="content_and_artifact")
+    @_graph_tool("read_community", response_format="content_and_artifact")
     def read_community(community_id: str) -> tuple[str, dict[str, Any]]:
         """Read a community: its title, summary and member entities.
 

@@ -131,6 +131,7 @@ def eval_(
         Optional[str], typer.Option("--answers", metavar="FILE", help="With --from-traces: a questions JSONL whose answers grade the matching questions (accuracy is shown only then).")
     ] = None,
     agent: AgentOpt = None,
+    graph: Annotated[Optional[str], typer.Option("--graph", metavar="DATA", help="With --agent: the factory route (exact): FACTORY builds the agent from DATA, once per ablation. DATA: a --kg graph, or file.py:NAME (a networkx graph, Documents, dict, pandas tables...).")] = None,
     variant: VariantOpt = None,
     model: ModelOpt = None,
     conditions: Annotated[
@@ -167,6 +168,8 @@ def eval_(
         raise InputError("--sample and --answers apply to --from-traces", "drop them, or take the questions --from-traces")
     if kg is None and not agent:
         raise InputError("--kg is missing: the reference agents read a knowledge graph", "pass --kg countries (or your graph), or --agent FILE.py:FACTORY")
+    if graph is not None and (not agent or from_traces is not None):
+        raise InputError("--graph needs --agent (and --questions)", "pass --agent FILE.py:FACTORY, the function that builds your agent from --graph")
     if resume and force:
         raise InputError("--resume and --force contradict each other", "use --resume to continue, or --force to start over")
     if citations not in (None, "names", "markers"):
@@ -185,7 +188,7 @@ def eval_(
         return
     assert questions is not None
     inputs = pipeline.load_inputs(kg=kg, questions=questions, limit=limit)
-    built = pipeline.build_agent(spec, kg=inputs.kg)
+    built = pipeline.build_factory(spec, graph_arg=graph) if graph is not None else pipeline.build_agent(spec, kg=inputs.kg)
     pipeline.evaluate(
         built,
         inputs,

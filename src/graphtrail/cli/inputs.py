@@ -230,6 +230,41 @@ def build_agent_from_factory(target: Any, *, model: Any, kg: Any, spec: str) -> 
     return agent
 
 
+def load_graph_arg(value: str) -> Any:
+    """``--graph``: the data the agent is built from: ``file.py:NAME`` (an object, or a function returning one)
+    or anything ``--kg`` reads (a bundled name, a graph file or folder)."""
+    module, sep, attr = value.rpartition(":")
+    if sep and attr.isidentifier() and (module.endswith(".py") or (module and not _looks_like_path(module))):
+        target = getattr(_import_module_or_file(module), attr, None)
+        if target is None:
+            raise InputError(f"{module!r} has no attribute {attr!r}", f"check the name after ':' in --graph {value}")
+        try:
+            return target() if inspect.isfunction(target) else target
+        except Exception as exc:  # noqa: BLE001 - the user's code failed, not graphtrail
+            raise InputError(f"--graph {value} raised {type(exc).__name__}: {exc}", "fix the function; --debug shows the traceback") from exc
+    return load_kg_arg(value)
+
+
+def graph_factory(target: Any, *, model: Any, spec: str) -> Any:
+    """``data -> agent`` from ``--agent MODULE:FACTORY`` for the factory route: ``FACTORY(kg=data[, model=])``
+    when it takes ``kg``, else ``FACTORY(data[, model=])``."""
+    if _is_agent_object(target):
+        raise InputError(f"--agent {spec} names a built agent; with --graph it must name the function that builds it",
+                         "point --agent at a function that takes the graph and returns the agent")
+    params = _parameters(target)
+    if "kg" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return lambda data: build_agent_from_factory(target, model=model, kg=data, spec=spec)
+
+    def build(data: Any) -> Any:
+        kwargs = {"model": model} if model is not None and "model" in params else {}
+        try:
+            return target(data, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the user's code failed, not graphtrail
+            raise InputError(f"agent factory {spec} raised {type(exc).__name__}: {exc}", "fix the factory; --debug shows the traceback") from exc
+
+    return build
+
+
 def check_model(model: str) -> str:
     """Validate ``--model`` without importing a provider: ``offline`` or ``provider:name``."""
     if model == "offline" or model.startswith("offline:"):

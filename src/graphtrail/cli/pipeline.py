@@ -75,6 +75,19 @@ class BuiltAgent:
     agent: Any
     name: str
     model_name: str
+    graph: Any = None  # --graph: the factory route (``agent`` is then ``data -> agent``)
+
+
+def build_factory(spec: AgentSpec, *, graph_arg: str) -> BuiltAgent:
+    """``--agent MODULE:FACTORY --graph DATA``: the factory route, every condition's agent built on ablated data."""
+    from .inputs import factory_wants_model, graph_factory, load_agent_factory, load_graph_arg
+
+    target = load_agent_factory(spec.agent or "")
+    wants = factory_wants_model(target, spec.model is not None)
+    model = _resolve_model(spec.model or "offline") if wants else None
+    name = spec.agent.rpartition(":")[2] if spec.agent else "agent"
+    return BuiltAgent(agent=graph_factory(target, model=model, spec=spec.agent or ""), name=name,
+                      model_name=(spec.model or "offline") if wants else "own", graph=load_graph_arg(graph_arg))
 
 
 @dataclass
@@ -356,6 +369,7 @@ def _evaluate(evaluators: Any, built: BuiltAgent, inputs: Inputs, *, out: Path, 
         built.agent,
         inputs.questions,
         kg=inputs.kg,
+        graph=built.graph,
         conditions=conditions,
         trials=trials,
         seed=seed,

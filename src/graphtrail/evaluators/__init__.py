@@ -35,6 +35,11 @@ _EXPORTS: dict[str, str] = {
     "condition_filters": "replay.ablations",
     "random_removal_candidates": "replay.ablations",
     "AblationError": "replay.ablations",
+    # the exact route: the user's data really ablated (evaluate(make_agent, questions, graph=G))
+    "ablated": "replay.exact.ablate",
+    "register_ablation": "replay.exact.ablate",
+    "Keys": "replay.exact.ablate",
+    "EntityTables": "replay.exact.frames",
     # replay runner, prefix reuse, cache
     "replay": "replay.runner",
     "ReplayJob": "replay.runner",

@@ -102,6 +102,8 @@ async def aevaluate_records(
     citations: Any = None,
     answer_field: str | None = None,
     citations_field: str | None = None,
+    graph: Any = None,
+    graph_keys: Any = None,
 ) -> Evaluation:
     """Run the replays and return the scored records (no report): :func:`aevaluate` minus scoring."""
     if trials < 1:
@@ -115,9 +117,21 @@ async def aevaluate_records(
     repeats = max(trials, DEFAULT_BASELINE_REPEATS if baseline_repeats is None else baseline_repeats, 1)
     judges = list(judge) if isinstance(judge, (list, tuple)) else ([judge] if judge is not None else [])
 
-    install_interception()  # every tool call of a filtered run reaches the filter, however it is made
-    runner = AgentRunner(agent_setup.traced_agent(agent, citations, answer_field, citations_field), input_builder)
-    agent_id = agent_name or agent_setup.agent_name(agent)
+    factory = None
+    if graph is not None:  # the factory route: every condition's agent built on really-ablated data
+        from .replay.exact.factory import AgentFactory
+
+        factory = AgentFactory(agent, graph, keys=graph_keys, kg=kg,
+                               trace=lambda built: agent_setup.traced_agent(built, citations, answer_field, citations_field))
+        kg = factory.kg
+        runner = AgentRunner(factory.baseline, input_builder)
+        runner.factory = factory
+        agent_id = agent_name or agent_setup.agent_name(agent)
+        agent = factory.baseline
+    else:
+        install_interception()  # every tool call of a filtered run reaches the filter, however it is made
+        runner = AgentRunner(agent_setup.traced_agent(agent, citations, answer_field, citations_field), input_builder)
+        agent_id = agent_name or agent_setup.agent_name(agent)
     model = agent_setup.find_model(agent)  # one walk of the graph for the name and the determinism flag
     model_id = model_name or agent_setup.model_name(model)
     shared_trials = reuse and agent_setup.is_deterministic(model, deterministic)
@@ -130,11 +144,13 @@ async def aevaluate_records(
 
     baseline_answers: dict[str, str | None] = {}
     score = _scorer(qs, kg, judges, correctness, baseline_answers)  # reads baseline_answers, which the suite fills
-    return await replay_suite(
+    evaluation = await replay_suite(
         runner, qs, kg, conditions=wanted, agent_id=agent_id, model_id=model_id, seed=seed, trials=trials,
         repeats=repeats, n_subsets=n_subsets, shared_trials=shared_trials, cache=cache, reuse_cache=reuse_cache,
         concurrency=concurrency, score=score, baseline_answers=baseline_answers, progress=progress,
     )
+    evaluation.kg = kg
+    return evaluation
 
 
 # ---------------------------------------------------------------- options
@@ -205,6 +221,7 @@ async def aevaluate(agent: Any, questions: Any, kg: KnowledgeGraph | None = None
 async def _evaluate(agent: Any, questions: Any, kg: Any, run_kwargs: dict[str, Any], report_kwargs: dict[str, Any],
                     traversal_question: Any, strict: bool) -> Any:
     evaluation = await aevaluate_records(agent, questions, kg, **run_kwargs)  # 1. replay
+    kg = evaluation.kg  # with graph=, the catalogue of the user's data
     meta = _meta(evaluation, run_kwargs)
     meta["fingerprint"] = evaluation_fingerprint(kg, evaluation, run_kwargs)  # what a later `graphtrail compare` checks
     scored = score_records(  # 2. score
@@ -288,10 +305,19 @@ def evaluate(
     force: bool = False,
     answer_field: str | None = None,
     citations_field: str | None = None,
+    graph: Any = None,
+    graph_keys: Any = None,
     **report_kwargs: Any,
 ) -> Any:
     """Replay ``agent`` on ``questions`` under every ablation condition and return the :class:`Report`.
 
+    - ``graph``: the factory route, exact by construction (docs/ablations.md, "Routes"): ``agent`` is then
+      a function ``make_agent(data) -> agent``, and ``graph`` the data it builds the agent from (a
+      ``KnowledgeGraph``, a networkx graph, a list of LangChain Documents keyed by ``metadata["id"]``,
+      a dict of id -> record, pandas tables, or a type given to ``register_ablation``). The baseline
+      runs ``make_agent(graph)``; each ablation run ``make_agent(ablated(graph, condition))``, built once
+      per distinct ablation. No output filter runs. ``graph_keys`` (``graphtrail.evaluators.Keys``) says
+      where ids, names and text live in the data (default ``id``, ``name``, ``description``/``text``/``summary``).
     - ``agent``: a Runnable / compiled LangGraph graph (invoked with
       ``{"messages": [("user", question)]}``, or ``input_builder(question)``),
       traced with ``graphtrail.trace_agent`` or not; or a function

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..tracer.trajectory import Trajectory
 
-__all__ = ["RunKey", "RunRecord", "CONDITIONS", "DEFAULT_CONDITIONS", "CITATION_CONDITIONS", "NO_CITATIONS", "question_field"]
+__all__ = ["RunKey", "RunRecord", "METHODS", "weakest_method", "CONDITIONS", "DEFAULT_CONDITIONS", "CITATION_CONDITIONS", "NO_CITATIONS", "question_field"]
 
 #: Every ablation condition graphtrail knows, in report order.
 CONDITIONS: tuple[str, ...] = (
@@ -43,6 +43,18 @@ CITATION_CONDITIONS: tuple[str, ...] = ("cited_removal", "random_removal", "full
 
 #: What such a condition shows, in every view and in results.json, when the agent cited nothing.
 NO_CITATIONS = "not applicable: the agent cited no entities"
+
+
+#: How a condition's numbers were obtained, strongest first (docs/ablations.md, "Routes"): ``exact`` (the agent ran
+#: on really-ablated data), ``filtered`` (its tool outputs filtered by entity id), ``estimated`` (plain text cut
+#: by names: a heuristic). A run is as weak as its weakest tool call, a condition as its weakest run.
+METHODS: tuple[str, ...] = ("exact", "filtered", "estimated")
+
+
+def weakest_method(methods: Any) -> str | None:
+    """The weakest of ``methods`` (unknown and ``None`` ones ignored; ``None`` when none is left)."""
+    known = [m for m in methods if m in METHODS]
+    return max(known, key=METHODS.index) if known else None
 
 
 def question_field(question: Any, name: str, default: Any = None) -> Any:
@@ -117,6 +129,13 @@ class RunRecord(BaseModel):
     # the model that actually answered, as its calls said: "provider/model param=value ..." ("; " between
     # several); None when no model call was seen (a plain function) or the record predates this field
     model_seen: str | None = None
+
+    # how this run's ablation reached the agent: "factory" (the agent rebuilt on ablated data) or "filter"
+    # (its tool outputs filtered); None: recorded before graphtrail said
+    route: str | None = None
+    # how its numbers were obtained (docs/ablations.md, "Routes"): "exact" | "filtered" | "estimated";
+    # None: a baseline of the filter route, or a record that predates the field
+    method: str | None = None
 
     trace_id: str | None = None
     baseline_trace_id: str | None = None

@@ -18,7 +18,7 @@ import contextvars
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["GraphFilter", "active_filter", "use_filter", "MASK_PLACEHOLDER"]
+__all__ = ["GraphFilter", "active_filter", "use_filter", "MASK_PLACEHOLDER", "note_source_read", "counting_source_reads"]
 
 #: What a masked entity's name, description and text become. The entity id is
 #: appended so that distinct masked entities stay distinct, and nothing of the
@@ -28,14 +28,16 @@ MASK_PLACEHOLDER = "[masked entity]"
 
 @dataclass(frozen=True)
 class GraphFilter:
-    """An ablation, as sets of entity ids.
+    """An ablation, as sets of entity ids: the one definition (docs/ablations.md, "What an ablation does").
 
-    - ``hidden``: the entity vanishes: out of search results and neighbour
-      lists, with its edges and every text unit that mentions it.
-    - ``masked``: id and edges stay; name, description and text become an
-      opaque placeholder, and text units mentioning it are withheld.
-    - ``text_blocked``: structure stays (id, name, type, edges); its
-      description and the text units that mention it are withheld.
+    - ``hidden``: the entity is gone: out of search results and neighbour
+      lists, with its edges and every text attributed to it.
+    - ``masked``: id and edges stay; its name becomes :meth:`masked_name`, its
+      text is withheld, and a lookup by its real name finds nothing.
+    - ``text_blocked``: structure stays (id, name, type, edges); its text is withheld.
+
+    Followed by the KnowledgeGraph's filtered views, ``kg.live.ablated_view``,
+    ``graphtrail.evaluators.ablated`` (every data type) and the output filter.
     """
 
     hidden: frozenset[str] = field(default_factory=frozenset)
@@ -67,3 +69,25 @@ def use_filter(graph_filter: GraphFilter | None) -> Iterator[GraphFilter | None]
         yield graph_filter
     finally:
         _ACTIVE.reset(token)
+
+
+#: Reads of a data-source wrapper under a condition in this context (``[count]``); ``None`` outside a filtered run.
+_SOURCE_READS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("graphtrail_source_reads", default=None)
+
+
+def note_source_read() -> None:
+    """Called by the data-source wrappers (``ablated_view``, ``ablated_driver``, ...) when they apply a condition:
+    a tool call that read one is exact (the evaluator's ``method``), whatever its output looks like."""
+    box = _SOURCE_READS.get()
+    if box is not None:
+        box[0] += 1
+
+
+@contextlib.contextmanager
+def counting_source_reads(box: list[int]) -> Iterator[list[int]]:
+    """Count data-source reads made inside the block in ``box[0]``."""
+    token = _SOURCE_READS.set(box)
+    try:
+        yield box
+    finally:
+        _SOURCE_READS.reset(token)

@@ -86,6 +86,20 @@ class Comparison(ComparisonData):
         return render_terminal(self)
 
 
+def method_notes(base: Any, new: Any, conditions: list[str]) -> list[str]:
+    """One note per side whose compared conditions were not all measured exactly (docs/ablations.md, "Routes")."""
+    from ..scoring.coverage import IMPROVE_HINT
+
+    out = []
+    for label, report in (("BASE", base), ("NEW", new)):
+        rows = [r for r in report.conditions if r.condition in conditions and getattr(r, "method", None) not in (None, "exact")]
+        if rows:
+            how = ", ".join(f"{r.label}: {r.method}" for r in rows)
+            out.append(f"{label} measured conditions by filtering its tools' outputs, not exactly ({how}); an estimated "
+                       f"condition's change may be the heuristic's, not the agent's. To make them exact, {IMPROVE_HINT}")
+    return out
+
+
 def compare(base: Any, new: Any, *, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0) -> Comparison:
     """Compare two evaluations (folders, results.json paths, or Reports) question by question.
 
@@ -103,7 +117,7 @@ def compare(base: Any, new: Any, *, alpha: float = 0.05, n_boot: int = 2000, see
     pairs, dropped_q = pair_questions(base_report, new_report)
     conditions, dropped_c = pair_conditions(base_report, new_report)
     data = build_comparison(base_report, new_report, b_side, n_side, pairs, conditions, alpha=alpha, n_boot=n_boot, seed=seed)
-    data.differs, data.notes, data.dropped = differs, notes, dropped_q + dropped_c
+    data.differs, data.notes, data.dropped = differs, notes + method_notes(base_report, new_report, conditions), dropped_q + dropped_c
     # Every output (terminal, Markdown, JSON, HTML, the step summary) is drawn from this one
     # redacted copy: a results.json may be hand-edited or older than the rules, and its
     # questions, answers, names and errors are re-emitted (the same rules as report.md).

@@ -1,5 +1,15 @@
 """graphtrail.evaluators.replay: run an agent again under graph ablations and record each run.
 
+Two routes reach the agent with a condition (docs/ablations.md, "Routes"):
+
+- :mod:`.exact`, the factory route: the agent rebuilt on really-ablated data
+  (``evaluate(make_agent, questions, graph=data)``), ``ablated`` for each data
+  type and ``register_ablation``; exact by construction;
+- the output filter, the fallback for an agent that cannot be rebuilt: the modules
+  below (:mod:`.filters` and its helpers), with its two checks, :mod:`.leaks`
+  (what the model was given) and :mod:`.overfilter` (what the filter took), and
+  :mod:`.method` (whether a run came out ``filtered`` or ``estimated``).
+
 Data flows one way, conditions -> filters -> interception -> runs:
 
 - :mod:`.ablations`: each condition's graph filters, from a baseline trajectory;

@@ -33,7 +33,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from ...kg.views import GraphFilter, active_filter
+from ...kg.views import GraphFilter, active_filter, counting_source_reads
 from .scope import FilterScope, current_scope, scope_var
 from .tools import FilteredTool, is_graphtrail_tool
 
@@ -47,7 +47,8 @@ def filtering(graph_filter: GraphFilter, names: Mapping[str, str] | None = None)
     scope = FilterScope(graph_filter, names)
     token = scope_var.set(scope)
     try:
-        yield scope
+        with counting_source_reads(scope.source_reads):
+            yield scope
     finally:
         scope_var.reset(token)
 
@@ -61,7 +62,10 @@ def _route(tool: BaseTool) -> BaseTool:
     if graph_filter is None or graph_filter.is_empty:
         return tool
     scope.count(tool.name)
-    if isinstance(tool, FilteredTool) or is_graphtrail_tool(tool):
+    if is_graphtrail_tool(tool):
+        scope.note_method("exact")  # reads the KnowledgeGraph's filtered view: the ablated graph itself
+        return tool
+    if isinstance(tool, FilteredTool):
         return tool  # filters itself (the proxy's _run, or graphtrail's KG view)
     return scope.proxy(tool, FilteredTool.wrap)
 

@@ -38,6 +38,7 @@ from ..records import RunKey, RunRecord
 from .cache import RunCache
 from .interception import coverage_of, filtering
 from .leaks import EntityNames, input_leaks
+from .method import EXACT, weakest
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
 from .scope import FilterScope
 from .seen import SeenInputs, recording
@@ -149,9 +150,11 @@ class AgentRunner:
         #: the model this evaluation's fresh runs saw (RunRecord.model_seen); cached runs of another are re-run
         self.observed: str | None = None
         self._probe: asyncio.Event | None = None  # set while one fresh run learns ``observed`` on resume
+        #: the factory route (:mod:`.exact.factory`): each condition's agent built on its ablated data; None: the filter route
+        self.factory: Any = None
 
-    async def __call__(self, question: str) -> Any:
-        agent = self.agent
+    async def __call__(self, question: str, agent: Any = None) -> Any:
+        agent = self.agent if agent is None else agent
         if hasattr(agent, "ainvoke"):
             payload = (self.input_builder or default_input)(question)
             if self.sync_only:
@@ -212,6 +215,7 @@ def _record(
     wall: float,
     tool_coverage: dict[str, dict[str, int]] | None = None,
     seen: SeenInputs | None = None,
+    factory: Any = None,
 ) -> RunRecord:
     f = job.graph_filter
     if trajectory is not None:
@@ -249,7 +253,9 @@ def _record(
         divergence_step=counters.divergence_step,
         wall_time_s=wall,
         tool_coverage=tool_coverage,
-        input_leaks=_leaks(job, seen) if not job.graph_filter.is_empty else None,
+        input_leaks=_leaks(job, seen, factory) if not job.graph_filter.is_empty else None,
+        route="factory" if factory is not None else "filter",
+        method="exact" if factory is not None else None,
         model_seen=("; ".join(sorted(seen.models)) or None) if seen is not None else None,
         trace_id=trajectory.trace_id if trajectory is not None else None,
         baseline_trace_id=baseline.trace_id if baseline is not None and job.key.condition != "baseline" else None,
@@ -257,11 +263,13 @@ def _record(
     )
 
 
-def _leaks(job: ReplayJob, seen: SeenInputs | None) -> dict[str, list[str]] | None:
-    """The model-input check of a filtered run (:mod:`.leaks`)."""
+def _leaks(job: ReplayJob, seen: SeenInputs | None, factory: Any = None) -> dict[str, list[str]] | None:
+    """The model-input check of an ablation run (:mod:`.leaks`; a factory run's excuses what the ablated data shows)."""
     if seen is None:
         return None
     names = job.names or EntityNames(revealed={k: [v] for k, v in (job.baseline.entity_names if job.baseline else {}).items()})
+    if factory is not None:
+        return factory.leaks(seen, job.graph_filter, names, job.question)
     return input_leaks(seen, job.graph_filter, names, job.question)
 
 
@@ -272,9 +280,10 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
     trajectory: Trajectory | None = None
     scope: FilterScope | None = None
     seen: SeenInputs | None = None
+    factory = runner.factory  # the factory route: the agent is built on ablated data, nothing is filtered
     with contextlib.ExitStack() as stack:
-        stack.enter_context(use_filter(None if job.graph_filter.is_empty else job.graph_filter))
-        if not job.graph_filter.is_empty:  # every tool call of the run goes through the filter
+        stack.enter_context(use_filter(None if job.graph_filter.is_empty or factory is not None else job.graph_filter))
+        if not job.graph_filter.is_empty and factory is None:  # every tool call of the run goes through the filter
             names = job.baseline.entity_names if job.baseline is not None else None
             scope = stack.enter_context(filtering(job.graph_filter, names))
             scope.entity_names = job.names
@@ -286,13 +295,21 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
         cap = stack.enter_context(_traced_scope(job))
         start = time.perf_counter()
         try:
-            output = await runner(job.question)
+            agent = factory.agent_for(job.graph_filter) if factory is not None else None
+            output = await runner(job.question, agent)
         except Exception as exc:  # the agent's failure is a result, not a crash of the evaluation
             error = exc
         wall = time.perf_counter() - start
         if cap is not None:  # entities the tools' tables named, by the names the evaluation knows (.tabular)
             trajectory = read_table_entities(cap.last, job.names, citation_mode(runner.agent))
-    return _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory), seen)
+            if factory is not None:  # ... and every value of the user's data the tools returned (.exact.recognise)
+                trajectory = factory.recognise(trajectory, job.graph_filter, citation_mode(runner.agent))
+    if factory is not None:
+        return _record(job, output, error, trajectory, counters, wall, None, seen, factory)
+    record = _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory), seen)
+    if scope is not None:  # how this run's ablation reached the model (.method): its weakest tool call
+        record.method = weakest(scope.methods.elements()) or EXACT
+    return record
 
 
 Score = Callable[[RunRecord], Awaitable[RunRecord]]

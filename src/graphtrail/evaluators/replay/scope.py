@@ -34,6 +34,10 @@ class FilterScope:
         self.routed: Counter[str] = Counter()
         #: tool -> calls whose filter removed entities the condition keeps (:mod:`.overfilter`)
         self.over_filtered: Counter[str] = Counter()
+        #: how each tool call's output was ablated: "exact" | "filtered" | "estimated" -> calls (:mod:`.method`)
+        self.methods: Counter[str] = Counter()
+        #: reads of a data-source wrapper (``ablated_view``, ...) under this run's condition (``[count]``)
+        self.source_reads = [0]
         self._lock = threading.Lock()
         # id(tool) -> (tool, its proxy): a run calls the same tools again and again, and a
         # fresh proxy would recompute LangChain's per-instance caches on every call. Held
@@ -53,6 +57,10 @@ class FilterScope:
     def over_filtered_call(self, tool: str, lost: list[str]) -> None:
         with self._lock:
             self.over_filtered[tool] += 1
+
+    def note_method(self, method: str) -> None:
+        with self._lock:
+            self.methods[method] += 1
 
     def count(self, tool: str) -> None:
         with self._lock:

@@ -56,6 +56,7 @@ class Evaluation:
     not_applicable: dict[str, str] = field(default_factory=dict)  # condition -> why it was not run
     early_kept: int = 0  # condition runs started before every baseline was in, and kept (.speculate)
     early_discarded: int = 0  # ... and not kept: run again or not wanted (their model calls are in model_calls)
+    kg: Any = None  # the graph the conditions were drawn from (the factory route's catalogue of graph=)
 
     @classmethod
     def of(cls, records: list[RunRecord], questions: list[Any], skipped: dict[str, str]) -> "Evaluation":

@@ -27,6 +27,7 @@ from langchain_core.tools.base import _get_runnable_config_param
 
 from ...kg.views import active_filter
 from .filters import _artifact_names, filter_tool_output, is_registered
+from .method import call_method
 from .names import absent_arguments, restore
 from .overfilter import lost_entities, model_text
 from .scope import current_scope
@@ -100,11 +101,14 @@ class FilteredTool(BaseTool):
     def _to_args_and_kwargs(self, tool_input: str | dict[str, Any], tool_call_id: str | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return self.inner._to_args_and_kwargs(tool_input, tool_call_id)
 
-    def _apply(self, output: Any) -> Any:
+    def _apply(self, output: Any, reads_before: int | None = None) -> Any:
         scope = current_scope()
         graph_filter = active_filter()
         pair = self.response_format == "content_and_artifact"
         known = scope.entity_names if scope is not None else None
+        if scope is not None and graph_filter is not None and not graph_filter.is_empty:  # how this call was ablated
+            read = reads_before is not None and scope.source_reads[0] > reads_before
+            scope.note_method(call_method(self.name, output, pair, read))
         filtered = filter_tool_output(
             self.name,
             output,
@@ -142,7 +146,8 @@ class FilteredTool(BaseTool):
     ) -> Any:
         fn = self.inner._run
         args, kwargs, replaced = self._absent(args, kwargs)
-        filtered = self._apply(fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        before = _reads()
+        filtered = self._apply(fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)), before)
         return restore(filtered, replaced) if replaced else filtered  # the tool's echo of what it was asked
 
     async def _arun(
@@ -154,8 +159,15 @@ class FilteredTool(BaseTool):
     ) -> Any:
         fn = self.inner._arun
         args, kwargs, replaced = self._absent(args, kwargs)
-        filtered = self._apply(await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)))
+        before = _reads()
+        filtered = self._apply(await fn(*args, **_inner_kwargs(fn, kwargs, config, run_manager)), before)
         return restore(filtered, replaced) if replaced else filtered  # the tool's echo of what it was asked
+
+
+def _reads() -> int | None:
+    """Data-source reads of the run so far (``None`` outside a filtered run): a call that adds one read the ablated data."""
+    scope = current_scope()
+    return scope.source_reads[0] if scope is not None else None
 
 
 def wrap_tool(tool: BaseTool) -> BaseTool:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..._markdown import md_table, md_text
 from ..records import NO_CITATIONS
 from ..scoring.coverage import banner_sentences
+from ..scoring.methods import method_line
 from ..scoring.unread import unread_sentence
 from ..scoring.findings import findings, hidden_influencers
 from ..scoring.headline import headline
@@ -158,7 +159,7 @@ def condition_table(report: "Report") -> tuple[list[str], list[list[str]]]:
             rows.append([r.label, r.not_applicable] + ["–"] * (len(header) - 2))
             continue
         row = [
-            r.label if r.valid else f"{r.label} (INVALID: see the banner)",
+            (r.label + (" (estimated)" if r.method == "estimated" else "")) if r.valid else f"{r.label} (INVALID: see the banner)",
             f"{_pct(r.accuracy)}{_ci(r.ci_low, r.ci_high)}",
             _pct(r.exact_match),
             _num(r.f1),
@@ -328,7 +329,7 @@ def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = Non
         out += ["## Findings", "", *([f"**{_md(lead)}**", ""] if lead else []), *[f"- {_md(f)}" for f in found], ""]
     out += ["## Changed outputs per condition" if is_gold_free(report) else "## Accuracy per condition", ""]
     out.append(_md_table(*condition_table(report)))
-    out.append("")
+    out += ["", *([_md(how), ""] if (how := method_line(report)) else [])]
     if _has_paper_column(report):
         out += [PAPER_NOTE, ""]
     power = gold_free_power(report) if is_gold_free(report) else st.power_statement
@@ -543,6 +544,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         ('<section id="changed-outputs"><h2>Changed outputs per condition</h2>' if is_gold_free(report)
          else '<section id="accuracy"><h2>Accuracy per condition</h2>'),
         _html_table("conditions", header, rows, [r.condition for r in report.conditions], paper_col),
+        *([f'<p class="note" id="methods">{_e(how)}</p>'] if (how := method_line(report)) else []),
     ]
     if paper_col is not None:
         parts.append(f'<p class="paper">{_e(PAPER_NOTE)}</p>')

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..._listing import listing
-from ..records import RunRecord
+from ..records import RunRecord, weakest_method
 
 if TYPE_CHECKING:
     from .tables import ConditionRow, ReportTables
@@ -62,6 +62,10 @@ OVER_FILTERED = "the filter could not cut out only the hidden entities from tool
 #: The start of the reason of a condition whose model was given what it hid.
 LEAKED = "the model was given hidden or masked entities"
 
+#: What makes a condition that is not exact exact, said wherever a report names one.
+IMPROVE_HINT = ("build the agent from its data with evaluate(make_agent, questions, graph=data) (the factory route), "
+                "or have its tools read graphtrail.kg.ablated_view / ablated_driver / ablated_connection")
+
 NOTHING_REVEALED = (
     "no tool output of the baseline runs revealed a graph entity, so graphtrail could neither see nor filter "
     "the agent's graph access; expose graph lookups as LangChain tools, or register an extractor for their outputs"
@@ -81,6 +85,8 @@ class ConditionCoverage:
     runs: int = 0
     errors: int = 0
     first_error: str | None = None
+    methods: list[str] = field(default_factory=list)  # each run's RunRecord.method
+    routes: set[str] = field(default_factory=set)
 
     @property
     def error_rate(self) -> float | None:
@@ -128,6 +134,10 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
             cov.first_error = cov.first_error or r.error
         if cond == "baseline":
             continue
+        if r.method:
+            cov.methods.append(r.method)
+        if r.route:
+            cov.routes.add(r.route)
         if r.input_leaks:
             cov.leaked_runs += 1
             for channel, ids in r.input_leaks.items():
@@ -152,6 +162,9 @@ def condition_coverage(records: Iterable[RunRecord]) -> dict[str, ConditionCover
             channels = "; ".join(f"{ch} ({listing(sorted(ids))})"
                                  for ch, ids in sorted(cov.leaks.items()))
             cov.reason = (f"{LEAKED} in {cov.leaked_runs} of {cov.runs} run(s), through: {channels}")
+            if cov.routes == {"factory"}:  # the agent was built on the ablated data: it read graph data some other way
+                cov.reason += ("; the agent reads graph data through a path other than graph= (a prompt, a second "
+                               "store): pass that data through graph= as well")
         elif cov.over_filtered:
             tools = ", ".join(repr(t) for t in cov.over_filtered)
             cov.reason = (f"{OVER_FILTERED} {tools}: its filtered output lost entities this condition keeps, so the "
@@ -177,6 +190,8 @@ def mark_rows(rows: Sequence["ConditionRow"], records: Iterable[RunRecord]) -> N
             row.valid, row.invalid_reason = cov.valid, cov.reason
             continue
         row.tool_calls_filtered, row.tool_calls_unfiltered = cov.filtered, cov.unfiltered
+        row.method = weakest_method(cov.methods)
+        row.route = next(iter(cov.routes)) if len(cov.routes) == 1 else None
         row.escaped_tools = list(cov.escaped)
         row.valid = cov.valid
         row.invalid_reason = cov.reason

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..._listing import listing
 from .changed import changed_findings, is_gold_free
+from .methods import estimated_caveat, hedge
 
 if TYPE_CHECKING:
     from .tables import ConditionRow, EntityRow, ReportTables
@@ -193,15 +194,18 @@ def _sentences(report: "ReportTables") -> Iterator[str | None]:
         yield from changed_findings(report, _error_sentence(report), _influence_sentence(report))
         return
     yield _error_sentence(report)
-    yield _uncited_sentence(report)
-    yield _cited_sentence(report)
-    yield _influence_sentence(report)
+    yield hedge(_uncited_sentence(report), report, "uncited_removal", "uncited_mask")
+    yield hedge(_cited_sentence(report), report, "cited_removal", "random_removal")
+    yield hedge(_influence_sentence(report), report, "leave_one_out")
     yield _power_sentence(report)
 
 
 def findings(report: "ReportTables") -> list[str]:
     """Two to four sentences stating what the evaluation found, each with its numbers and caveat."""
     out = [s for s in _sentences(report) if s]
+    caveat = estimated_caveat(report)  # estimated conditions are never stated as facts without it, first
+    if caveat is not None:
+        out.insert(0, caveat)
     if len(out) < 2 and report.condition("baseline") is not None and len(report.conditions) == 1:
         out.insert(0, "Only the baseline ran, so nothing was hidden from the agent: "
                       "run the ablation conditions to learn which entities shaped the answers.")

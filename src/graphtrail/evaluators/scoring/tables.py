@@ -120,6 +120,10 @@ class ConditionRow(BaseModel):
     exact_match: float | None = None  # normalized exact match, beside ``accuracy`` (which ``correct`` decides)
     f1: float | None = None  # mean token F1
     not_applicable: str | None = None  # why this condition has no numbers (e.g. NO_CITATIONS)
+    # how its numbers were obtained, its weakest run's (docs/ablations.md, "Routes"): "exact" | "filtered" |
+    # "estimated"; None: records from before graphtrail said
+    method: str | None = None
+    route: str | None = None  # "factory" (the agent rebuilt on ablated data) | "filter" (its tool outputs filtered)
 
 
 class EntityRow(BaseModel):

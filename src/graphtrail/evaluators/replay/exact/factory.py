@@ -1,0 +1,130 @@
+"""The factory route: the agent rebuilt on really-ablated data for every condition (the paper's own experiment).
+
+``evaluate(make_agent, questions, graph=G)``: the baseline runs ``make_agent(G)``;
+an ablation run runs ``make_agent(ablated(G, condition))`` (:mod:`.ablate`). No
+output filter runs, so nothing guesses a tool output's shape: every condition is
+exact by construction. The agent is built once per distinct ablation (same
+hidden, masked and text-blocked sets: same agent; trials and repeats share it).
+
+What the agent visited is recognised by value against ``G`` (:mod:`.recognise`).
+The model-input check still runs: a withheld entity that reaches the model
+although the ablated data does not hold it came through another path than
+``graph=`` (a prompt, a second store), and that condition is invalid.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ....kg.views import GraphFilter
+from ...errors import EvaluationError
+from ..leaks import EntityNames, input_leaks
+from ..seen import SeenInputs
+from .ablate import Keys, ablated, catalogue
+from .recognise import ValueIndex, recognise
+
+__all__ = ["AgentFactory", "ROUTE"]
+
+#: ``RunRecord.route`` of a run of this route.
+ROUTE = "factory"
+
+#: Agents kept at once (one per distinct ablation); the oldest built is dropped first.
+MAX_AGENTS = 1024
+
+
+def _key(graph_filter: GraphFilter | None) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    if graph_filter is None:
+        return frozenset(), frozenset(), frozenset()
+    return graph_filter.hidden, graph_filter.masked, graph_filter.text_blocked
+
+
+class AgentFactory:
+    """``make_agent`` and the user's data: builds (once per distinct ablation) and traces the agent of a condition."""
+
+    def __init__(self, make_agent: Callable[[Any], Any], data: Any, *, keys: Keys | None = None,
+                 trace: Callable[[Any], Any] = lambda agent: agent, kg: Any = None) -> None:
+        if not callable(make_agent):
+            raise EvaluationError(f"with graph=, the agent must be a function that builds it from the graph, "
+                                  f"got {type(make_agent).__name__}")
+        self.make_agent, self.data, self.keys, self.trace = make_agent, data, keys or Keys(), trace
+        self.kg = kg if kg is not None else catalogue(data, self.keys)  # raises UnsupportedData for an unknown type
+        self.index = ValueIndex(self.kg) if self.kg is not None else None
+        self._agents: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        # the last filter objects asked for, by identity: a job's trials share one GraphFilter, and comparing
+        # two equal sets of a whole-graph isolation entity by entity costs milliseconds
+        self._recent: dict[int, tuple[GraphFilter, Any]] = {}
+        self._excused: dict[tuple[Any, ...], frozenset[str]] = {}
+        self._lock = threading.Lock()
+        self.built = 0  # agents built (for tests and the benchmark)
+        self.baseline = self.agent_for(None)
+
+    def agent_for(self, graph_filter: GraphFilter | None) -> Any:
+        """The traced agent built on the data ``graph_filter`` leaves (the baseline's for ``None``/empty)."""
+        if graph_filter is not None:
+            recent = self._recent.get(id(graph_filter))
+            if recent is not None and recent[0] is graph_filter:
+                return recent[1]
+        key = _key(graph_filter)
+        with self._lock:
+            agent = self._agents.get(key)
+            if agent is not None:
+                self._remember(graph_filter, agent)
+                return agent
+            try:
+                built = self.make_agent(ablated(self.data, graph_filter, self.keys))
+            except EvaluationError:
+                raise
+            except Exception as exc:
+                raise EvaluationError(f"make_agent failed on the data of an ablation: {type(exc).__name__}: {exc}") from exc
+            if built is None or not (callable(built) or hasattr(built, "ainvoke")):
+                raise EvaluationError(f"make_agent must return a Runnable, a compiled graph or a callable, "
+                                      f"got {type(built).__name__}")
+            agent = self._agents[key] = self.trace(built)
+            self.built += 1
+            while len(self._agents) > MAX_AGENTS:
+                self._agents.popitem(last=False)
+            self._remember(graph_filter, agent)
+            return agent
+
+    def _remember(self, graph_filter: GraphFilter | None, agent: Any) -> None:
+        if graph_filter is not None:
+            if len(self._recent) >= MAX_AGENTS:
+                self._recent.clear()
+            self._recent[id(graph_filter)] = (graph_filter, agent)
+
+    def recognise(self, trajectory: Any, graph_filter: GraphFilter | None, mode: Any) -> Any:
+        return recognise(trajectory, self.index, graph_filter, mode)
+
+    def _in_data(self, graph_filter: GraphFilter, names: EntityNames) -> frozenset[str]:
+        """Withheld entities the ablated data itself still shows (a visible passage naming a hidden entity)."""
+        key = _key(graph_filter)
+        found = self._excused.get(key)
+        if found is None:
+            view = self.kg.filtered(graph_filter) if self.kg is not None else None
+            texts: list[str] = []
+            if view is not None:
+                for record in view.entities():
+                    texts += [record.name, record.description, *record.aliases]
+                texts += [u.text for u in (view.text_unit(uid) for uid in view.text_units) if u is not None]
+                texts += [r.description for r in view.relations() if r.description]
+            seen = SeenInputs()
+            seen.prompts.extend(t for t in texts if t)  # one text each: their matches are cached across conditions
+            found = frozenset(i for ids in input_leaks(seen, graph_filter, names, "").values() for i in ids)
+            with self._lock:
+                self._excused[key] = found
+        return found
+
+    def leaks(self, seen: SeenInputs | None, graph_filter: GraphFilter, names: EntityNames,
+              question: str) -> dict[str, list[str]] | None:
+        """The model-input check of a factory run: withheld entities the model was given beyond what the ablated data shows."""
+        if seen is None:
+            return None
+        found = input_leaks(seen, graph_filter, names, question)
+        if not found:
+            return found
+        excused = self._in_data(graph_filter, names)
+        kept: Mapping[str, list[str]] = {ch: [i for i in ids if i not in excused] for ch, ids in found.items()}
+        return {ch: ids for ch, ids in kept.items() if ids}

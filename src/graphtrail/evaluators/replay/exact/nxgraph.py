@@ -1,0 +1,61 @@
+"""networkx graphs ablated as live views: nothing is copied, the user's graph is never changed.
+
+Hidden nodes (and every edge touching them) are left out by networkx's own
+:func:`networkx.subgraph_view`. Masked and text-blocked nodes keep their place and
+edges; reading their attributes gives a rewritten copy of that one node's dict
+(name -> ``"[masked entity] <id>"`` and no text for a masked node, no text for a
+text-blocked one), so a tool that looks a node up by its real name finds nothing.
+Name and text attributes come from :class:`~.ablate.Keys`. Works for ``Graph``,
+``DiGraph``, ``MultiGraph`` and ``MultiDiGraph`` alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ....kg.graph import KnowledgeGraph
+from ....kg.live import NodeAttributes
+from ....kg.views import GraphFilter
+
+__all__ = ["ablated_graph", "graph_catalogue", "register"]
+
+
+def ablated_graph(graph: Any, graph_filter: GraphFilter, keys: Any) -> Any:
+    """A read-only view of ``graph`` as ``graph_filter`` leaves it (see the module docstring)."""
+    import networkx as nx
+
+    hidden = graph_filter.hidden
+    view = nx.subgraph_view(graph, filter_node=(lambda n: str(n) not in hidden)) if hidden else nx.subgraph_view(graph)
+    if graph_filter.masked or graph_filter.text_blocked:  # before any NodeView reads it
+        view._node = NodeAttributes(view._node, lambda: graph_filter, keys.name, keys.text)
+    return view
+
+
+def _relation(data: Mapping[str, Any], key: Any) -> str:
+    for name in ("relation", "type", "label", "predicate"):
+        if isinstance(data.get(name), str):
+            return data[name]
+    return str(key) if isinstance(key, str) else "related_to"
+
+
+def graph_catalogue(graph: Any, keys: Any) -> KnowledgeGraph:
+    """The graph's entities (name, type, text from ``keys``) and relations, as a KnowledgeGraph."""
+    kg = KnowledgeGraph(name=str(graph.graph.get("name") or "graph"))
+    for node, data in graph.nodes(data=True):
+        text = "\n".join(str(data[k]) for k in keys.text if isinstance(data.get(k), str) and data.get(k))
+        name = data.get(keys.name)
+        kg.add_entity(str(node), name if isinstance(name, str) else None, str(data.get(keys.type) or "entity"), text,
+                      data.get("aliases") or ())
+    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else ((u, v, None, d) for u, v, d in graph.edges(data=True))
+    for u, v, key, data in edges:
+        kg.add_relation(str(u), _relation(data, key), str(v), str(data.get("description") or ""))
+    return kg
+
+
+def register(add: Callable[..., None]) -> None:
+    try:
+        import networkx as nx
+    except ImportError:  # pragma: no cover - networkx is a dependency
+        return
+    add(nx.Graph, ablated_graph, graph_catalogue)  # DiGraph, MultiGraph, MultiDiGraph are subclasses

@@ -1,0 +1,190 @@
+"""What a factory-route run visited, recognised by value against the user's data.
+
+The factory route filters nothing, so nothing has to guess an output's shape:
+an entity is recognised when a tool output holds one of its values whole.
+
+- any JSON string value or key equal to an entity id (whatever its key:
+  ``id``, ``@id``, ``person_id``) or to an entity's unique name;
+- a text unit (a LangChain Document's ``page_content``) returned whole, as a
+  retriever tool returns it (passages joined by blank lines);
+- a line of plain text equal to an id or a unique name.
+
+Names two entities share are skipped (they say neither). Each recognised entity
+is added to the step as if the tool had returned it, so visited sets, citation
+sources and the conditions built from them are what the tool really showed. A
+tool output from which nothing is recognised stays unread (the report names
+such tools: :mod:`graphtrail.evaluators.scoring.unread`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ....kg.graph import KnowledgeGraph
+from ....kg.views import GraphFilter
+from ....tracer.trajectory import Entity, Trajectory
+
+__all__ = ["ValueIndex", "recognise"]
+
+#: Longest line read as a whole value (an id or a name).
+_LONGEST = 200
+
+#: Above this many passages, a passage is recognised only when it is a whole paragraph of the output.
+_SCAN_LIMIT = 2000
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+class ValueIndex:
+    """ids, unique names and passages of a catalogue, looked up by whole value."""
+
+    def __init__(self, kg: KnowledgeGraph) -> None:
+        self.kg = kg
+        self.ids: set[str] = set(kg.entity_ids())
+        names: dict[str, str | None] = {}  # folded name -> its entity, None when two entities bear it
+        for eid, labels in _labels(kg):
+            for label in labels:
+                if label and label != eid and len(label) >= 3:
+                    key = _norm(label).casefold()
+                    names[key] = eid if names.get(key, eid) == eid else None
+        self.names = {k: v for k, v in names.items() if v is not None}
+        self.passages: dict[str, tuple[str, ...]] = {}
+        for unit in kg.text_units.values():
+            text = _norm(unit.text)
+            if text and unit.entity_ids:
+                self.passages[text] = tuple(dict.fromkeys((*self.passages.get(text, ()), *unit.entity_ids)))
+
+    def value(self, text: str) -> str | None:
+        """The entity a whole value names (its id, else its unique name), or ``None``."""
+        if text in self.ids:
+            return text
+        return self.names.get(_norm(text).casefold())
+
+    def in_text(self, text: str) -> list[str]:
+        found: dict[str, None] = {}
+        parsed = _json(text)
+        if parsed is not None:
+            for value in _strings(parsed):
+                eid = self.value(value)
+                if eid is not None:
+                    found.setdefault(eid, None)
+                for eid in self.passages.get(_norm(value), ()):
+                    found.setdefault(eid, None)
+            return list(found)
+        if self.passages:
+            norm = _norm(text)
+            for eid in self.passages.get(norm, ()):
+                found.setdefault(eid, None)
+            for part in text.split("\n\n"):
+                for eid in self.passages.get(_norm(part), ()):
+                    found.setdefault(eid, None)
+            if len(self.passages) <= _SCAN_LIMIT:
+                for passage, ids in self.passages.items():
+                    if passage in norm:
+                        for eid in ids:
+                            found.setdefault(eid, None)
+        for line in text.splitlines():
+            if len(line) > _LONGEST:  # a line that is one id or one name is short
+                continue
+            line = line.strip().strip("-*•").strip()
+            if line:
+                eid = self.value(line)
+                if eid is not None:
+                    found.setdefault(eid, None)
+        return list(found)
+
+
+def _labels(kg: KnowledgeGraph) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(id, (name, *aliases)) of every entity; straight from the store of an unfiltered KnowledgeGraph."""
+    store = getattr(kg, "_store", None)
+    if getattr(kg, "graph_filter", True) is None and store is not None:
+        for eid, name, aliases in zip(store.ids, store.names, store.aliases):
+            yield eid, (name, *aliases)
+        return
+    for record in kg.entities():
+        yield record.id, (record.name, *record.aliases)
+
+
+def _json(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if isinstance(k, str):
+                    yield k
+                stack.append(v)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def _shown_name(index: ValueIndex, eid: str, graph_filter: GraphFilter | None) -> str | None:
+    if graph_filter is not None and eid in graph_filter.masked:
+        return graph_filter.masked_name(eid)
+    record = index.kg.entity(eid)
+    return record.name if record is not None else None
+
+
+def _known(index: ValueIndex, entity: Entity, graph_filter: GraphFilter | None) -> Entity | None:
+    """``entity`` as an entity of the data: by its id, else by an id or unique name its id or name equals."""
+    if entity.id in index.ids:
+        return entity
+    eid = index.value(entity.id) or (index.value(entity.name) if entity.name else None)
+    return Entity(id=eid, name=_shown_name(index, eid, graph_filter), type=entity.type) if eid is not None else None
+
+
+def _step_entities(step: Any, index: ValueIndex, graph_filter: GraphFilter | None) -> list[Entity]:
+    """The step's entities, each one of the data (a row the tracer keyed by its name maps to its id;
+    what the data does not hold is dropped), then every entity its output holds by value."""
+    out: dict[str, Entity] = {}
+    for entity in step.entities:
+        known = _known(index, entity, graph_filter)
+        if known is not None:
+            out.setdefault(known.id, known)
+    if step.error is None and step.output:
+        for eid in index.in_text(step.output):
+            out.setdefault(eid, Entity(id=eid, name=_shown_name(index, eid, graph_filter)))
+    return list(out.values())
+
+
+def recognise(trajectory: Trajectory | None, index: ValueIndex | None, graph_filter: GraphFilter | None,
+              mode: Any = None) -> Trajectory | None:
+    """``trajectory`` with each step's entities those of the data, by value (the same object if nothing changes)."""
+    if trajectory is None or index is None:
+        return trajectory
+    steps = []
+    changed = False
+    for step in trajectory.steps:
+        entities = _step_entities(step, index, graph_filter)
+        edges = [e for e in step.edges if e.source in index.ids and e.target in index.ids]
+        if entities != list(step.entities) or len(edges) != len(step.edges):
+            changed = True
+            step = step.model_copy(update={"entities": entities, "edges": edges})
+        steps.append(step)
+    cited = list(dict.fromkeys(c if c in index.ids else (index.value(c) or c) for c in trajectory.citations))
+    if not changed and cited == list(trajectory.citations):
+        return trajectory
+    update: dict[str, Any] = {"steps": steps, "citations": cited}
+    if mode is not None and mode != "markers" and trajectory.answer and trajectory.status == "ok":
+        from ..tabular import _read_citations
+
+        again = _read_citations(trajectory, steps, mode)
+        if again is not None:
+            update["citations"] = again
+    return trajectory.model_copy(update=update)
