@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import KGError
-from .views import MASK_PLACEHOLDER, GraphFilter, active_filter
+from .views import MASK_PLACEHOLDER, GraphFilter, active_filter, note_source_read
 
 __all__ = ["NodeFields", "Statement", "current_filter", "ablation_statements", "refuse_transaction_control"]
 
@@ -45,7 +45,10 @@ class NodeFields:
 def current_filter() -> GraphFilter | None:
     """The run's filter, or ``None`` outside ablation runs (and for an empty one): then nothing is wrapped."""
     f = active_filter()
-    return None if f is None or f.is_empty else f
+    if f is None or f.is_empty:
+        return None
+    note_source_read()  # the wrapper applies this condition to the data: the call is exact (the evaluator's method)
+    return f
 
 
 def _q(name: str) -> str:

@@ -7,13 +7,14 @@ named by its short name, with the full description on hover in report.html.
 
 from __future__ import annotations
 
+import html
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .model import Report
 
-__all__ = ["meta_rows"]
+__all__ = ["meta_rows", "meta_html"]
 
 #: meta keys shown, in order, with the name the table gives them ("model" is handled apart).
 _SHOWN = (("agent", "agent"), ("trials", "trials per condition"), ("seed", "seed"), ("reuse", "model calls reused"),
@@ -40,3 +41,11 @@ def meta_rows(report: "Report") -> list[tuple[str, str, str | None]]:
     rows += [(k, str(v), None) for k, v in meta.items() if k not in known and isinstance(v, (str, int, float, bool))]
     rows.append(("schema", report.schema_version, None))
     return rows
+
+
+def meta_html(report: "Report") -> str:
+    """The facts as a two-column table (``id="meta"``), the model's full description on hover."""
+    e = html.escape
+    rows = "".join(f"<tr><th>{e(k)}</th><td{f' title={chr(34)}{e(t)}{chr(34)}' if t else ''}>{e(v)}</td></tr>"
+                   for k, v, t in meta_rows(report))
+    return f'<table id="meta" class="meta"><tbody>{rows}</tbody></table>'

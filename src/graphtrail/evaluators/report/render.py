@@ -35,7 +35,7 @@ from ..scoring.judges import JUDGE_TEXT, normalize
 from .goldfree import (CHANGE_OVER_NOISE, CHANGE_OVER_NOISE_TEXT, GOLD_FREE_LINE, accuracy_header, changed_table,
                        drop_gold_columns, gold_free_glossary, gold_free_power, is_gold_free, partial_line)
 from .layout import CSS, ENLARGE, plot_pair_html
-from .meta import meta_rows
+from .meta import meta_html, meta_rows
 from .traversal_svg import traversal_svg
 
 if TYPE_CHECKING:
@@ -306,12 +306,6 @@ def cited_nothing_line(report: "Report") -> str | None:
     )
 
 
-def _meta_html(report: "Report") -> str:
-    rows = "".join(f"<tr><th>{_e(k)}</th><td{f' title={chr(34)}{_e(t)}{chr(34)}' if t else ''}>{_e(v)}</td></tr>"
-                   for k, v, t in meta_rows(report))
-    return f'<table id="meta" class="meta"><tbody>{rows}</tbody></table>'
-
-
 def render_markdown(report: "Report", plot_files: Mapping[str, str] | None = None) -> str:
     """report.md: the same sections as the HTML, plots linked as files beside it."""
     plot_files = plot_files or {}
@@ -534,7 +528,7 @@ def render_html(report: "Report", plots: Mapping[str, bytes] | None = None) -> s
         '<link rel="icon" href="data:,">',
         f"<title>graphtrail report</title><style>{CSS}</style></head><body>",
         "<h1>graphtrail evaluation report</h1>",
-        _meta_html(report),
+        meta_html(report),
         _html_banner(report),
         *([f'<p class="warn" id="cited-nothing">{_e(cited_nothing_line(report))}</p>'] if report.cited_nothing else []),
         *([f'<p class="warn" id="unread-tools">{_e(unread_sentence(report.unread_tools))}</p>'] if report.unread_tools else []),
