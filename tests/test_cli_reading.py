@@ -159,6 +159,7 @@ def test_gitignore_covers_the_documented_output_folders() -> None:
     texts += [p.read_text(encoding="utf-8") for p in (ROOT / "examples").glob("*.py")]
     folders = set()
     for text in texts:
+        text = text.replace("\\\n", " ")  # a command continued on the next line is one command
         folders |= set(re.findall(r"(?:graphtrail \w+|python \S+)[^\n`]*?--out ([a-z][\w.-]+)", text))  # commands only
         folders |= set(re.findall(r"out_dir=\"([\w.-]+)\"", text))
         folders |= set(re.findall(r"\"--out\", default=\"([\w.-]+)\"", text))

@@ -6,6 +6,7 @@ Small on purpose: 3 production questions, a repeat among them, 3 conditions.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -109,7 +110,8 @@ class _Tables(HTMLParser):
 def _md_section_table(md: str, heading: str) -> list[list[str]]:
     section = md.split(f"## {heading}\n")[1].split("\n## ")[0]
     lines = [line for line in section.splitlines() if line.startswith("|") and not line.startswith("|---")]
-    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines]
+    # cells as a reader sees them: CommonMark backslash escapes of punctuation (graphtrail._markdown writes some) undone
+    return [[re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", cell.strip()) for cell in line.strip("|").split(" | ")] for line in lines]
 
 
 def _html_tables(page: str) -> dict[str, list[list[str]]]:

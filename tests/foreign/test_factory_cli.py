@@ -22,7 +22,7 @@ def scientists():
 
 
 def _write(tmp_path: Path) -> tuple[Path, Path]:
-    agent = tmp_path / "my_agent.py"
+    agent = tmp_path / "factory_cli_agent.py"  # not my_agent: the CLI keeps a loaded file in sys.modules by its stem, and examples/ has a my_agent
     agent.write_text(AGENT, encoding="utf-8")
     questions = tmp_path / "q.jsonl"
     from . import passages as world

@@ -253,7 +253,7 @@ def test_the_header_names_the_observed_model_and_resume_with_another_reruns(tmp_
     report = evaluate(create_agent(make_model(first), dict_tools()), questions(1), out_dir=tmp_path, model_name="films",
                       **{**OPTIONS, "conditions": ["uncited_removal"]})
     assert report.meta["model"] == "scriptedchatmodel/scripted-films" and report.meta["model_name"] == "films"
-    assert "model: scriptedchatmodel/scripted-films" in (tmp_path / "report.md").read_text()
+    assert "| model | scriptedchatmodel/scripted-films |" in (tmp_path / "report.md").read_text()
     calls = len(first.seen)
     # the same model again: everything comes from the cache (the one probe run is answered by prefix reuse)
     evaluate(create_agent(make_model(first), dict_tools()), questions(1), out_dir=tmp_path, model_name="films", resume=True,

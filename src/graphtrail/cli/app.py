@@ -258,8 +258,7 @@ def history(
     """Build one page over many evaluations: a table of runs, trend plots, links to each report and comparison.
 
     Runs are ordered by when their report was made; consecutive runs are compared with
-    paired tests (pages cached in DIR/compare/, so a rebuild compares only new pairs).
-    Exit codes: 0 written, 2 bad input (no readable evaluation, an unusable --out)."""
+    paired tests (pages cached in DIR/compare/, so a rebuild compares only new pairs)."""
     from graphtrail.evaluators.history import build_history
 
     paths = build_history(folders, out, force=force, progress=True)

@@ -125,6 +125,9 @@ class RunDigest:
     entity_names: dict[str, str]
     metadata: dict[str, Any]
     provenance: Any
+    #: the model each of the run's model calls named (``--from-traces`` replays the commonest), kept as
+    #: light stand-ins for :attr:`Trajectory.model_calls`, which are dropped
+    model_calls: tuple[Any, ...] = ()
 
 
 def slim(trajectory: Any) -> RunDigest:
@@ -140,4 +143,12 @@ def slim(trajectory: Any) -> RunDigest:
         visited_uncited=uncited, entity_names={e: names[e] for e in uncited if e in names},
         metadata={k: v for k, v in (trajectory.metadata or {}).items() if k == "condition"},  # what marks a replay
         provenance=signals_of(trajectory),
+        model_calls=tuple(_ModelName(c.model) for c in (trajectory.model_calls or []) if getattr(c, "model", None)),
     )
+
+
+@dataclass(frozen=True)
+class _ModelName:
+    """A model call reduced to the model it named."""
+
+    model: str

@@ -2,7 +2,7 @@
 
 ``meta`` holds whatever the evaluation recorded (the model's full description and its
 short name among them); the reader needs each fact once, by a plain name. The model is
-named by its short name, with the full description on hover in report.html.
+named once, as the runs observed it, with the name the evaluation was given on hover in report.html.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def meta_rows(report: "Report") -> list[tuple[str, str, str | None]]:
     rows: list[tuple[str, str, str | None]] = [
         ("date", datetime.fromtimestamp(report.created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), None)]
     short, full = meta.get("model_name"), meta.get("model")
-    if short or full:
-        rows.append(("model", str(short or full), str(full) if short and full and full != short else None))
+    if short or full:  # the model the runs observed; the name the evaluation was given, on hover
+        rows.append(("model", str(full or short), str(short) if short and full and full != short else None))
     for key, name in _SHOWN:
         value = meta.get(key)
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
@@ -44,7 +44,7 @@ def meta_rows(report: "Report") -> list[tuple[str, str, str | None]]:
 
 
 def meta_html(report: "Report") -> str:
-    """The facts as a two-column table (``id="meta"``), the model's full description on hover."""
+    """The facts as a two-column table (``id="meta"``), the name the evaluation gave the model on hover."""
     e = html.escape
     rows = "".join(f"<tr><th>{e(k)}</th><td{f' title={chr(34)}{e(t)}{chr(34)}' if t else ''}>{e(v)}</td></tr>"
                    for k, v, t in meta_rows(report))
