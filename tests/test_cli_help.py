@@ -108,7 +108,7 @@ def test_the_top_help_lists_every_command_and_traces_stats_is_named_as_typed(cap
 
 def test_placeholders_are_the_same_words_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
     allowed = {"DIR", "FILE", "N", "URL", "KG", "MODEL", "MODULE:FACTORY", "VARIANT", "LIST", "ID", "NAME", "DURATION", "RULES", "P",
-               "TARGET", "SEED", "CONCURRENCY", "TRIALS", "DATA", "RESULTS.json", "RESULTS", "BASE", "NEW", "[FILE]", "COMMAND", "[ARGS]...",
+               "TARGET", "SEED", "CONCURRENCY", "TRIALS", "DATA", "FIELD", "RESULTS.json", "RESULTS", "BASE", "NEW", "[FILE]", "COMMAND", "[ARGS]...",
                "[OPTIONS]"}
     for path in COMMANDS:
         _, out, _ = run(capsys, *path, "--help")

@@ -266,7 +266,10 @@ def test_from_traces_refuses_a_recorded_model_it_cannot_create_without_model(
     assert meta["recorded_model"] == "gpt-4o-mini" and "graphtrail-offline" in meta["model"]
     for report in ("report.md", "report.html"):
         text = (out / report).read_text()
-        assert "recorded_model: gpt-4o-mini" in text and "model: " + meta["model"] in text
+        if report == "report.md":  # the header table: the replayed model and the recorded one, each named once
+            assert "| model the traces recorded | gpt-4o-mini |" in text and f"| model | {meta['model']} |" in text
+        else:
+            assert "<th>model the traces recorded</th><td>gpt-4o-mini</td>" in text and f">{meta['model']}</td>" in text
 
 
 def test_from_traces_replays_the_recorded_model_when_it_can(

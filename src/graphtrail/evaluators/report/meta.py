@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["meta_rows", "meta_html"]
 
 #: meta keys shown, in order, with the name the table gives them ("model" is handled apart).
-_SHOWN = (("agent", "agent"), ("trials", "trials per condition"), ("seed", "seed"), ("reuse", "model calls reused"),
+_SHOWN = (("recorded_model", "model the traces recorded"), ("agent", "agent"), ("trials", "trials per condition"), ("seed", "seed"), ("reuse", "model calls reused"),
           ("correctness", "correct means"))
 #: meta keys never shown as rows: a spelling of the model, or data that has its own section.
 _HIDDEN = {"model", "model_name", "fingerprint", "cost", "skipped_questions", "not_applicable"}
