@@ -314,6 +314,23 @@ def input_leaks(seen: SeenInputs, graph_filter: GraphFilter, names: EntityNames,
     return {channel: sorted(ids) for channel, ids in sorted(found.items())}
 
 
+def shown_in(texts: Iterable[str], graph_filter: GraphFilter, names: EntityNames) -> set[str]:
+    """The withheld entities ``texts`` name or quote, read as :func:`input_leaks` reads a channel but without
+    setting aside kept entities' own descriptions: what a data source itself shows (the factory route's excuse)."""
+    withheld = graph_filter.hidden | graph_filter.masked | graph_filter.text_blocked
+    if not withheld:
+        return set()
+    by_name = bool(graph_filter.hidden or graph_filter.masked)
+    if by_name:
+        names.ensure(graph_filter.hidden)
+    found: set[str] = set()
+    for text in dict.fromkeys(t for t in texts if t):
+        found |= names.spans.leaked(text, withheld, "")
+        if by_name:
+            found |= _name_hits(text, graph_filter, names)
+    return found
+
+
 def _name_hits(text: str, graph_filter: GraphFilter, names: EntityNames) -> set[str]:
     hits: set[str] = set()
     for match in names.matches(text):

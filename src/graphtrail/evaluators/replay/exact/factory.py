@@ -21,7 +21,7 @@ from typing import Any
 
 from ....kg.views import GraphFilter
 from ...errors import EvaluationError
-from ..leaks import EntityNames, input_leaks
+from ..leaks import EntityNames, input_leaks, shown_in
 from ..seen import SeenInputs
 from .ablate import Keys, ablated, catalogue
 from .recognise import ValueIndex, recognise
@@ -110,9 +110,8 @@ class AgentFactory:
                     texts += [record.name, record.description, *record.aliases]
                 texts += [u.text for u in (view.text_unit(uid) for uid in view.text_units) if u is not None]
                 texts += [r.description for r in view.relations() if r.description]
-            seen = SeenInputs()
-            seen.prompts.extend(t for t in texts if t)  # one text each: their matches are cached across conditions
-            found = frozenset(i for ids in input_leaks(seen, graph_filter, names, "").values() for i in ids)
+            texts += data_strings(ablated(self.data, graph_filter, self.keys))  # passages, cells, attributes as given
+            found = frozenset(shown_in(texts, graph_filter, names))
             with self._lock:
                 self._excused[key] = found
         return found
@@ -128,3 +127,40 @@ class AgentFactory:
         excused = self._in_data(graph_filter, names)
         kept: Mapping[str, list[str]] = {ch: [i for i in ids if i not in excused] for ch, ids in found.items()}
         return {ch: ids for ch, ids in kept.items() if ids}
+
+
+#: At most this many strings are read from the ablated data for the excuse (a large store is read in part).
+_MAX_STRINGS = 200_000
+
+
+def data_strings(data: Any, limit: int = _MAX_STRINGS) -> list[str]:
+    """Every string the ablated data holds, whatever its type: Documents' text and metadata, mapping and
+    sequence values, a networkx graph's node and edge attributes, a DataFrame's cells.
+
+    What the agent can read from the data it was built on is never a leak, so the model-input
+    check excuses it; the catalogue KG alone misses text that only the data's own records carry
+    (a visible passage that names a hidden entity).
+    """
+    out: list[str] = []
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack and len(out) < limit:
+        obj, depth = stack.pop()
+        if isinstance(obj, str):
+            out.append(obj)
+        elif depth > 6 or obj is None or isinstance(obj, (int, float, bool, bytes)):
+            continue
+        elif hasattr(obj, "page_content"):  # a LangChain Document
+            stack += [(obj.page_content, depth + 1), (getattr(obj, "metadata", None), depth + 1)]
+        elif isinstance(obj, Mapping):
+            stack += [(v, depth + 1) for v in obj.values()]
+        elif hasattr(obj, "nodes") and hasattr(obj, "edges") and callable(getattr(obj, "nodes", None)):  # networkx
+            stack += [(attrs, depth + 1) for _, attrs in obj.nodes(data=True)]
+            stack += [(str(n), depth + 1) for n in obj.nodes]
+            stack += [(e[-1], depth + 1) for e in obj.edges(data=True)]
+        elif hasattr(obj, "to_numpy") and hasattr(obj, "columns"):  # a pandas DataFrame
+            out += [str(v) for v in obj.to_numpy().ravel() if isinstance(v, str)][: limit - len(out)]
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            stack += [(v, depth + 1) for v in obj]
+        elif hasattr(obj, "__dataclass_fields__"):  # EntityTables and the like
+            stack += [(getattr(obj, f), depth + 1) for f in obj.__dataclass_fields__]
+    return out
