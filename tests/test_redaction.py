@@ -422,3 +422,15 @@ def test_a_model_name_a_provider_reports_is_redacted_in_spans_and_trajectories(m
     dumped = _dump_spans(spans) + " ".join(s.name for s in spans) + "\n".join(t.model_dump_json() for t in cap.trajectories)
     assert "gen_ai.response.model" in dumped and f"chat {REDACTED}" in dumped
     assert token not in dumped
+
+
+def test_namespaced_token_counts_are_not_secrets() -> None:
+    # OTLP and Jaeger attribute lists name token counts with dotted names; their values are numbers to keep.
+    from graphtrail._secrets import is_secret_key, redact_value
+
+    for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "llm.token_count.prompt", "llm.token_count.total"):
+        assert not is_secret_key(key), key
+        assert redact_value({"key": key, "type": "int64", "value": 102})["value"] == 102
+    for key in ("api.token", "x.secret_token", "http.request.header.authorization"):
+        assert is_secret_key(key), key
+        assert redact_value({"key": key, "value": "abc"})["value"] != "abc"

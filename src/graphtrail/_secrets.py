@@ -68,7 +68,11 @@ def is_secret_key(key: Any) -> bool:
     known = _key_cache.get(key)
     if known is None:
         norm = _NORMALIZE.sub("", key.lower())
-        known = norm in SECRET_KEY_EXACT or (bool(_SECRET_WORD.search(norm)) and not _NOT_SECRET.search(norm))
+        # a namespaced attribute (gen_ai.usage.input_tokens, llm.token_count.prompt) is a count when one of
+        # its dotted parts is
+        counts = _NOT_SECRET.search(norm) or ("." in key and any(
+            _NOT_SECRET.search(_NORMALIZE.sub("", part)) for part in key.lower().split(".")))
+        known = norm in SECRET_KEY_EXACT or (bool(_SECRET_WORD.search(norm)) and not counts)
         if len(_key_cache) < 8192:
             _key_cache[key] = known
     return known
