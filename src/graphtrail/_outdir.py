@@ -255,13 +255,7 @@ def open_output(path: str | Path) -> Iterator[IO[str]]:
     moved into place only when the block ends without an error: a failed or interrupted
     write leaves the old file (or none), and a symlink at ``path`` is replaced, never written through.
     """
-    target = Path(path)
-    if target.is_dir():
-        raise OutDirError(f"{target} is a directory; pass a file path")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WriteFailed(describe_os_error(exc, target.parent)) from None
+    target = _output_file(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with lock(target.parent):
         try:
@@ -287,6 +281,13 @@ def write_output(path: str | Path, data: str | bytes) -> Path:
     graphtrail writing there refuses this one (:class:`OutDirLocked`); the file is
     written atomically, a symlink at ``path`` replaced, never written through.
     """
+    target = _output_file(path)
+    with lock(target.parent):
+        return write_bytes(target, data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def _output_file(path: str | Path) -> Path:
+    """``path`` as a file a command may write: not a folder, its folder made if missing."""
     target = Path(path)
     if target.is_dir():
         raise OutDirError(f"{target} is a directory; pass a file path")
@@ -294,8 +295,7 @@ def write_output(path: str | Path, data: str | bytes) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise WriteFailed(describe_os_error(exc, target.parent)) from None
-    with lock(target.parent):
-        return write_bytes(target, data.encode("utf-8") if isinstance(data, str) else data)
+    return target
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> Path:

@@ -235,6 +235,17 @@ def _value_at(text: str, v: int, json_key: bool, header: str) -> tuple[int, int,
     return v, val.end(), repl
 
 
+def _find_values(text: str, low: str, words: tuple[str, ...], found: list[tuple[int, int, str]]) -> None:
+    """Every value after an occurrence of one of ``words`` (substring search: C speed on long text)."""
+    for word in words:
+        at = low.find(word)
+        while at >= 0:
+            hit = _key_value(text, low, at, word)
+            if hit is not None:
+                found.append(hit)
+            at = low.find(word, at + len(word))
+
+
 def _candidates(text: str) -> list[tuple[int, int, str]]:
     """(start, end, replacement) of every secret in ``text``, in any order, maybe overlapping."""
     found: list[tuple[int, int, str]] = []
@@ -249,21 +260,9 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
                 if hit is not None:
                     found.append(hit)
         else:
-            for word in _TEXT_WORDS:
-                at = low.find(word)
-                while at >= 0:
-                    hit = _key_value(text, low, at, word)
-                    if hit is not None:
-                        found.append(hit)
-                    at = low.find(word, at + len(word))
+            _find_values(text, low, _TEXT_WORDS, found)
     else:
-        for word in _SCHEME_WORDS:
-            at = low.find(word)
-            while at >= 0:
-                hit = _key_value(text, low, at, word)
-                if hit is not None:
-                    found.append(hit)
-                at = low.find(word, at + len(word))
+        _find_values(text, low, _SCHEME_WORDS, found)
     if len(text) >= 16:  # the shortest token format
         token_spans(text, found)
     return found
