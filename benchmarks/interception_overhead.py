@@ -29,7 +29,7 @@ import time
 from langchain_core.tools import BaseTool, tool
 
 from graphtrail.agents import GraphFilter, use_filter
-from graphtrail.evaluators.replay import interception
+from graphtrail.evaluators.replay.filtered import interception
 
 ROWS = [{"id": f"e{i}", "name": f"Entity {i}", "type": "thing", "description": "x" * 40} for i in range(10)]
 

@@ -10,8 +10,8 @@ from langchain_core.tools import BaseTool, tool
 
 from graphtrail.agents import GraphFilter, use_filter
 from graphtrail.evaluators import RunKey, RunRecord, register_tool_filter, unregister_tool_filter
-from graphtrail.evaluators.replay.interception import coverage_of, filtering, install
-from graphtrail.evaluators.replay.leaks import EntityNames, input_leaks
+from graphtrail.evaluators.replay.filtered.interception import coverage_of, filtering, install
+from graphtrail.evaluators.replay.filtered.leaks import EntityNames, input_leaks
 from graphtrail.evaluators.replay.seen import recording
 from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED, condition_coverage
 from graphtrail.tracer import Entity, Step, Trajectory
@@ -166,7 +166,7 @@ def test_a_filter_that_removes_kept_entities_is_over_filtering() -> None:
 
 
 def test_masked_names_go_everywhere_and_relationship_tuples_go_whole() -> None:
-    from graphtrail.evaluators.replay.filters import filter_tool_output
+    from graphtrail.evaluators.replay.filtered.filters import filter_tool_output
 
     record = [{"p": {"name": "Director 1"}, "r": [{"name": "Director 1"}, "DIRECTED", {"name": "Film 1"}], "note": "by Director 1"}]
     masked = filter_tool_output("q", record, GraphFilter(masked=frozenset({"d1"})), names={"d1": "Director 1"})
@@ -183,7 +183,7 @@ def test_phrase_reader_finds_what_trying_every_width_at_every_word_finds() -> No
     import random
 
     from graphtrail.agents import load_kg
-    from graphtrail.evaluators.replay import leaks
+    from graphtrail.evaluators.replay.filtered import leaks
 
     kg = load_kg("countries")
     names = EntityNames(kg)

@@ -33,7 +33,7 @@ from graphtrail.evaluators import (
     wrap_agent_tools,
 )
 from graphtrail.evaluators.replay.reuse import installed, reuse_scope
-from graphtrail.evaluators.replay.filters import filter_tool_output
+from graphtrail.evaluators.replay.filtered.filters import filter_tool_output
 from tests.fakes import ScriptedChatModel, tool_call
 
 QUESTION = "Which currency is used in the country whose capital is Nairobi?"

@@ -85,7 +85,7 @@ def test_aliases_are_kept_for_citations():
 def test_the_ablation_filter_reads_the_same_shapes():
     """What the extractor calls an entity, the generic tool filter must be able to hide."""
     from graphtrail.agents import GraphFilter
-    from graphtrail.evaluators.replay.filters import generic_filter
+    from graphtrail.evaluators.replay.filtered.filters import generic_filter
 
     hide = GraphFilter(hidden=frozenset({"p1", "Christopher Nolan", "4:ab:7"}))
     filtered = generic_filter(str(ROWS), hide)

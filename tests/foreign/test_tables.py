@@ -22,8 +22,8 @@ import pandas as pd
 import pytest
 
 from graphtrail.evaluators import evaluate
-from graphtrail.evaluators.replay.filters import filter_tool_output
-from graphtrail.evaluators.replay.overfilter import lost_entities
+from graphtrail.evaluators.replay.filtered.filters import filter_tool_output
+from graphtrail.evaluators.replay.filtered.overfilter import lost_entities
 from graphtrail.kg.views import GraphFilter
 from graphtrail.tracer.extract import generic_extract
 from graphtrail.tracer.tables import find_tables
@@ -183,7 +183,7 @@ def test_a_names_only_table_without_a_kg_is_named_as_unread(tmp_path: Path) -> N
 
 def test_table_cells_are_read_by_the_names_the_baselines_revealed() -> None:
     """No KG: a name another tool revealed (with its id) is read in a table's cells; a name two entities bear is not."""
-    from graphtrail.evaluators.replay.leaks import EntityNames
+    from graphtrail.evaluators.replay.filtered.leaks import EntityNames
     from graphtrail.evaluators.replay.tabular import read_table_entities
     from graphtrail.tracer.trajectory import Entity, Step, Trajectory
 

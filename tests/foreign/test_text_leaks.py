@@ -19,7 +19,7 @@ from langchain.agents.middleware import ModelRequest, dynamic_prompt
 from langchain_core.tools import tool
 
 from graphtrail.evaluators import evaluate
-from graphtrail.evaluators.replay.textleaks import DescriptionSpans
+from graphtrail.evaluators.replay.filtered.textleaks import DescriptionSpans
 from graphtrail.kg import KnowledgeGraph
 
 from .world import Spy, crew_of, make_model, questions, search_rows

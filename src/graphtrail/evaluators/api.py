@@ -30,7 +30,7 @@ from .replay.ablations import DEFAULT_SUBSETS
 from .replay import agent as agent_setup
 from .replay.cache import REUSE_FILE, RUNS_FILE, RunCache
 from .replay.inputs import check_conditions, normalize_questions
-from .replay.interception import install as install_interception
+from .replay.filtered.interception import install as install_interception
 from .replay.reuse import PrefixReuseCache, ReuseStore
 from .replay.runner import AgentRunner, Score
 from .replay.suite import Evaluation, replay_suite

@@ -1,4 +1,5 @@
-"""Moved to :mod:`graphtrail.evaluators.replay.interception`; kept so old imports work."""
+"""Moved to :mod:`graphtrail.evaluators.replay.filtered.interception`: this old path warns on import and is removed in graphtrail 0.3.0."""
 
-from .replay.interception import *  # noqa: F401,F403
-from .replay.interception import __all__  # noqa: F401
+from .._moved import moved
+
+moved(__name__, "graphtrail.evaluators.replay.filtered.interception")

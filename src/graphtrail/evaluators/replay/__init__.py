@@ -1,27 +1,31 @@
 """graphtrail.evaluators.replay: run an agent again under graph ablations and record each run.
 
-Two routes reach the agent with a condition (docs/ablations.md, "Routes"):
+Two routes reach the agent with a condition (docs/ablations.md, "Routes"), one folder each:
 
 - :mod:`.exact`, the factory route: the agent rebuilt on really-ablated data
   (``evaluate(make_agent, questions, graph=data)``), ``ablated`` for each data
   type and ``register_ablation``; exact by construction;
-- the output filter, the fallback for an agent that cannot be rebuilt: the modules
-  below (:mod:`.filters` and its helpers), with its two checks, :mod:`.leaks`
-  (what the model was given) and :mod:`.overfilter` (what the filter took), and
-  :mod:`.method` (whether a run came out ``filtered`` or ``estimated``).
+- :mod:`.filtered`, the fallback for an agent that cannot be rebuilt: the output
+  filter (:mod:`.filtered.filters` and its helpers, the tool proxy and the
+  interception that applies it), its two checks, :mod:`.filtered.leaks` (what the
+  model was given) and :mod:`.filtered.overfilter` (what the filter took), and
+  :mod:`.filtered.method` (whether a run came out ``filtered`` or ``estimated``).
 
-Data flows one way, conditions -> filters -> interception -> runs:
+The modules here serve both routes. Data flows one way, conditions -> runs:
 
 - :mod:`.ablations`: each condition's graph filters, from a baseline trajectory;
-- :mod:`.filters`, :mod:`.tools`, :mod:`.scope`, :mod:`.interception`: what a
-  user's tool returns under a filter, the tool proxy that applies it, the
-  per-run bookkeeping, and the patch that routes every tool call of a replay
-  run through it;
 - :mod:`.runner`: :func:`replay`, one :class:`~graphtrail.evaluators.records.RunRecord`
-  per job, with :mod:`.reuse` (model responses reused across runs) and
-  :mod:`.cache` (finished runs on disk);
-- :mod:`.inputs`, :mod:`.agent`, :mod:`.suite`, :mod:`.progress`: the questions
-  and agent made ready, and the whole suite of baselines then conditions.
+  per job (the route's agent or filter in place), with :mod:`.reuse` (model
+  responses reused across runs), :mod:`.cache` (finished runs on disk) and
+  :mod:`.seen` (what the model was given, for the model-input check);
+- :mod:`.tabular`, :mod:`.byvalue`: what a run visited, read from its tool outputs
+  (table cells by name, JSON values by id);
+- :mod:`.inputs`, :mod:`.agent`, :mod:`.suite`, :mod:`.speculate`, :mod:`.progress`:
+  the questions and agent made ready, and the whole suite of baselines then conditions.
+
+The modules of :mod:`.filtered` used to live here; their old paths
+(``graphtrail.evaluators.replay.filters`` and the like) still import, as the same
+module, with a ``DeprecationWarning`` (removed in graphtrail 0.3.0).
 
 May import :mod:`graphtrail.evaluators.records`, :mod:`graphtrail.evaluators.errors`,
 the tracer and the agents; never :mod:`graphtrail.evaluators.scoring`,

@@ -36,11 +36,11 @@ from ...kg.views import GraphFilter, use_filter
 from ...tracer.trajectory import Trajectory
 from ..records import RunKey, RunRecord
 from .cache import RunCache
-from .interception import coverage_of, filtering
-from .leaks import EntityNames, input_leaks
-from .method import EXACT, weakest
+from .filtered.interception import coverage_of, filtering
+from .filtered.leaks import EntityNames, input_leaks
+from .filtered.method import EXACT, weakest
+from .filtered.scope import FilterScope
 from .reuse import PrefixReuseCache, RunCounters, namespace_for, reuse_scope
-from .scope import FilterScope
 from .seen import SeenInputs, recording
 from .slots import CALL_PRIORITY, Slots
 from .tabular import citation_mode, read_table_entities

@@ -37,9 +37,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..records import RunKey, RunRecord
-from .leaks import EntityNames, names_of
+from .filtered.leaks import EntityNames, names_of
 from .runner import ReplayJob
-from .textleaks import revealed_descriptions
+from .filtered.textleaks import revealed_descriptions
 
 __all__ = ["NamesLedger", "HeldCache", "Speculation"]
 

@@ -27,14 +27,14 @@ from ..records import CITATION_CONDITIONS, NO_CITATIONS, RunKey, RunRecord, ques
 from ..errors import EvaluationError
 from .ablations import NO_RANDOM_CONTROL, NoRandomControl, condition_filters, revealed_pool
 from .cache import RunCache
-from .leaks import EntityNames
+from .filtered.leaks import EntityNames
 from .progress import ReplayProgress
 from .reuse import PrefixReuseCache, installed
 from .runner import AgentRunner, ReplayJob, Score, replay
 from .slots import ModelSlots, Slots
 from .speculate import Speculation
 from .tabular import citation_mode, read_table_entities
-from .textleaks import revealed_descriptions
+from .filtered.textleaks import revealed_descriptions
 
 __all__ = ["Evaluation", "replay_suite"]
 

@@ -31,7 +31,7 @@ from typing import Any
 from ...tracer.tables import find_tables
 from ...tracer.trajectory import Entity, Trajectory
 from .byvalue import value_entities
-from .leaks import EntityNames
+from .filtered.leaks import EntityNames
 
 __all__ = ["table_entities", "read_table_entities", "citation_mode"]
 
@@ -57,7 +57,7 @@ def _same_by_name(eid: str, by_value: list[str], names: EntityNames) -> bool:
     """Whether ``eid`` is not a KG id but the name of one entity the same output names by id (a row read by its name)."""
     if not by_value or names.kg is None or eid in names.kg:
         return False
-    from .names import named
+    from .filtered.names import named
 
     hits = {e for e, _ in named(names, eid)}
     return len(hits) == 1 and next(iter(hits)) in by_value

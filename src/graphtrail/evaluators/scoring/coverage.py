@@ -3,7 +3,7 @@
 A condition's numbers mean "the agent with these entities gone" only if every
 tool call that could show those entities went through the filter. Each replay
 run records, per tool, how many calls were filtered and how many were not
-(``RunRecord.tool_coverage``, counted by :mod:`graphtrail.evaluators.replay.interception`).
+(``RunRecord.tool_coverage``, counted by :mod:`graphtrail.evaluators.replay.filtered.interception`).
 Here, from the records alone, a condition is judged:
 
 - **escaped tools**: a tool whose outputs revealed entities in the question's
@@ -11,7 +11,7 @@ Here, from the records alone, a condition is judged:
   seen exactly what the condition hid, so the condition is invalid.
 - **leaked to the model**: in some run of the condition, the model was given a
   hidden entity's id, name or alias, or a masked entity's name (the model-input
-  check, :mod:`graphtrail.evaluators.replay.leaks`, recorded in
+  check, :mod:`graphtrail.evaluators.replay.filtered.leaks`, recorded in
   ``RunRecord.input_leaks``). The reason names the channel: a tool, a cached tool
   result, the system prompt, a message from a node that is not a tool.
 - **nothing revealed**: no tool output of any baseline run revealed an entity.

@@ -10,8 +10,8 @@
 The data-source wrappers of the filter-free route for tools over a live source
 (``ablated_view``, ``ablated_driver``, ``ablated_connection``) live in
 :mod:`graphtrail.kg` (tools import them without the evaluators). The fallback,
-the output filter and its two checks, is the rest of :mod:`..replay`
-(:mod:`..filters`, :mod:`..leaks`, :mod:`..overfilter`; docs/ablations.md, "Routes").
+the output filter and its two checks, is :mod:`..filtered`
+(:mod:`..filtered.filters`, :mod:`..filtered.leaks`, :mod:`..filtered.overfilter`; docs/ablations.md, "Routes").
 """
 
 from .ablate import Keys, UnsupportedData, ablated, catalogue, register_ablation

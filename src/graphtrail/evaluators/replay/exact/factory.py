@@ -21,7 +21,7 @@ from typing import Any
 
 from ....kg.views import GraphFilter
 from ...errors import EvaluationError
-from ..leaks import EntityNames, input_leaks, shown_in
+from ..filtered.leaks import EntityNames, input_leaks, shown_in
 from ..seen import SeenInputs
 from .ablate import Keys, ablated, catalogue
 from .recognise import ValueIndex, recognise
