@@ -7,7 +7,8 @@ an entity is recognised when a tool output holds one of its values whole.
   ``id``, ``@id``, ``person_id``) or to an entity's unique name;
 - a text unit (a LangChain Document's ``page_content``) returned whole, as a
   retriever tool returns it (passages joined by blank lines);
-- a line of plain text equal to an id or a unique name.
+- a line of plain text equal to an id or a unique name;
+- the key a masked entity keyed by its name is shown under (:func:`.nxgraph.masked_key`).
 
 Names two entities share are skipped (they say neither). Each recognised entity
 is added to the step as if the tool had returned it, so visited sets, citation
@@ -19,12 +20,13 @@ such tools: :mod:`graphtrail.evaluators.scoring.unread`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ....kg.graph import KnowledgeGraph
 from ....kg.views import GraphFilter
 from ....tracer.trajectory import Entity, Trajectory
+from .nxgraph import masked_key, placeholders
 
 __all__ = ["ValueIndex", "recognise"]
 
@@ -58,18 +60,21 @@ class ValueIndex:
             if text and unit.entity_ids:
                 self.passages[text] = tuple(dict.fromkeys((*self.passages.get(text, ()), *unit.entity_ids)))
 
-    def value(self, text: str) -> str | None:
-        """The entity a whole value names (its id, else its unique name), or ``None``."""
+    def value(self, text: str, extra: Mapping[str, str] | None = None) -> str | None:
+        """The entity a whole value names (its id, else its unique name, else an ``extra`` key), or ``None``."""
         if text in self.ids:
             return text
-        return self.names.get(_norm(text).casefold())
+        found = self.names.get(_norm(text).casefold())
+        if found is None and extra:
+            found = extra.get(_norm(text))
+        return found
 
-    def in_text(self, text: str) -> list[str]:
+    def in_text(self, text: str, extra: Mapping[str, str] | None = None) -> list[str]:
         found: dict[str, None] = {}
         parsed = _json(text)
         if parsed is not None:
             for value in _strings(parsed):
-                eid = self.value(value)
+                eid = self.value(value, extra)
                 if eid is not None:
                     found.setdefault(eid, None)
                 for eid in self.passages.get(_norm(value), ()):
@@ -92,7 +97,7 @@ class ValueIndex:
                 continue
             line = line.strip().strip("-*•").strip()
             if line:
-                eid = self.value(line)
+                eid = self.value(line, extra)
                 if eid is not None:
                     found.setdefault(eid, None)
         return list(found)
@@ -135,30 +140,34 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def _shown_name(index: ValueIndex, eid: str, graph_filter: GraphFilter | None) -> str | None:
-    if graph_filter is not None and eid in graph_filter.masked:
-        return graph_filter.masked_name(eid)
     record = index.kg.entity(eid)
+    if graph_filter is not None and eid in graph_filter.masked:
+        if record is None or _norm(record.name).casefold() == _norm(eid).casefold():
+            return masked_key(eid)  # its id is its name: the placeholder with the id would spell it
+        return graph_filter.masked_name(eid)
     return record.name if record is not None else None
 
 
-def _known(index: ValueIndex, entity: Entity, graph_filter: GraphFilter | None) -> Entity | None:
+def _known(index: ValueIndex, entity: Entity, graph_filter: GraphFilter | None,
+           extra: Mapping[str, str] | None = None) -> Entity | None:
     """``entity`` as an entity of the data: by its id, else by an id or unique name its id or name equals."""
     if entity.id in index.ids:
         return entity
-    eid = index.value(entity.id) or (index.value(entity.name) if entity.name else None)
+    eid = index.value(entity.id, extra) or (index.value(entity.name, extra) if entity.name else None)
     return Entity(id=eid, name=_shown_name(index, eid, graph_filter), type=entity.type) if eid is not None else None
 
 
-def _step_entities(step: Any, index: ValueIndex, graph_filter: GraphFilter | None) -> list[Entity]:
+def _step_entities(step: Any, index: ValueIndex, graph_filter: GraphFilter | None,
+                   extra: Mapping[str, str] | None = None) -> list[Entity]:
     """The step's entities, each one of the data (a row the tracer keyed by its name maps to its id;
     what the data does not hold is dropped), then every entity its output holds by value."""
     out: dict[str, Entity] = {}
     for entity in step.entities:
-        known = _known(index, entity, graph_filter)
+        known = _known(index, entity, graph_filter, extra)
         if known is not None:
             out.setdefault(known.id, known)
     if step.error is None and step.output:
-        for eid in index.in_text(step.output):
+        for eid in index.in_text(step.output, extra):
             out.setdefault(eid, Entity(id=eid, name=_shown_name(index, eid, graph_filter)))
     return list(out.values())
 
@@ -170,8 +179,9 @@ def recognise(trajectory: Trajectory | None, index: ValueIndex | None, graph_fil
         return trajectory
     steps = []
     changed = False
+    extra = placeholders(graph_filter) or None  # masked entities keyed by their name, under their new keys
     for step in trajectory.steps:
-        entities = _step_entities(step, index, graph_filter)
+        entities = _step_entities(step, index, graph_filter, extra)
         edges = [e for e in step.edges if e.source in index.ids and e.target in index.ids]
         if entities != list(step.entities) or len(edges) != len(step.edges):
             changed = True
