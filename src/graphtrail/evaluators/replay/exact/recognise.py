@@ -8,6 +8,12 @@ an entity is recognised when a tool output holds one of its values whole.
 - a text unit (a LangChain Document's ``page_content``) returned whole, as a
   retriever tool returns it (passages joined by blank lines);
 - a line of plain text equal to an id or a unique name;
+- a unique name inside free text (a sentence, a passage, a JSON string value):
+  read as whole words against one index of every name (:class:`~..filtered.leaks.EntityNames`,
+  the model-input check's phrase index: one pass over the text's words, longest
+  name first at each position, short names and codes with their case), so "Ann"
+  is found in "Ann wrote it" and not in "Annual"; an id is read inside text only
+  where it is the entity's name (a graph keyed by names);
 - the key a masked entity keyed by its name is shown under (:func:`.nxgraph.masked_key`).
 
 Names two entities share are skipped (they say neither). Each recognised entity
@@ -26,6 +32,7 @@ from typing import Any
 from ....kg.graph import KnowledgeGraph
 from ....kg.views import GraphFilter
 from ....tracer.trajectory import Entity, Trajectory
+from ..filtered.leaks import EntityNames
 from .nxgraph import masked_key, placeholders
 
 __all__ = ["ValueIndex", "recognise"]
@@ -42,13 +49,18 @@ def _norm(text: str) -> str:
 
 
 class ValueIndex:
-    """ids, unique names and passages of a catalogue, looked up by whole value."""
+    """ids, unique names and passages of a catalogue, looked up by whole value; names found in free text too."""
 
     def __init__(self, kg: KnowledgeGraph) -> None:
         self.kg = kg
         self.ids: set[str] = set(kg.entity_ids())
         names: dict[str, str | None] = {}  # folded name -> its entity, None when two entities bear it
+        #: ids that are their entity's name (no other name given): read inside free text as names are
+        self.named_ids: set[str] = set()
+        self._phrases: EntityNames | None = None
         for eid, labels in _labels(kg):
+            if labels and labels[0] == eid and len(eid) >= 3:
+                self.named_ids.add(eid)
             for label in labels:
                 if label and label != eid and len(label) >= 3:
                     key = _norm(label).casefold()
@@ -69,16 +81,33 @@ class ValueIndex:
             found = extra.get(_norm(text))
         return found
 
+    def in_prose(self, text: str) -> list[str]:
+        """The entities whose unique name ``text`` holds as whole words, in order (one pass over its words)."""
+        if self._phrases is None:
+            self._phrases = EntityNames(self.kg)
+        found: dict[str, None] = {}
+        for match in self._phrases.matches(text):
+            ids = {eid for eid, _ in match}
+            if len(ids) != 1:  # a name two entities bear says neither
+                continue
+            eid = next(iter(ids))
+            if any(not is_id or eid in self.named_ids for _, is_id in match):
+                found.setdefault(eid, None)
+        return list(found)
+
     def in_text(self, text: str, extra: Mapping[str, str] | None = None) -> list[str]:
         found: dict[str, None] = {}
         parsed = _json(text)
         if parsed is not None:
             for value in _strings(parsed):
-                eid = self.value(value, extra)
-                if eid is not None:
-                    found.setdefault(eid, None)
+                whole = self.value(value, extra)
+                if whole is not None:
+                    found.setdefault(whole, None)
                 for eid in self.passages.get(_norm(value), ()):
                     found.setdefault(eid, None)
+                if whole is None and " " in value.strip():  # free text: the names it holds
+                    for eid in self.in_prose(value):
+                        found.setdefault(eid, None)
             return list(found)
         if self.passages:
             norm = _norm(text)
@@ -100,6 +129,8 @@ class ValueIndex:
                 eid = self.value(line, extra)
                 if eid is not None:
                     found.setdefault(eid, None)
+        for eid in self.in_prose(text):
+            found.setdefault(eid, None)
         return list(found)
 
 
