@@ -2,8 +2,10 @@
 
 What a run visited is read by value (ids, names, passages). A tool that answers in
 sentences ("Ann Lee co-wrote it with Bob Stone") or returns a JSON field of prose
-names its entities inside longer text; those are visited too. A name is a run of
-whole words: "Ann" is not in "Annual", "Paris" is not in "Parisian".
+names its entities inside longer text; those are visited too, when nothing in
+the output names its entities by id or whole value (then a name inside their
+text is a mention). A name is a run of whole words: "Ann" is not in "Annual",
+"Paris" is not in "Parisian".
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 from graphtrail.evaluators.replay.exact.recognise import ValueIndex, recognise
 from graphtrail.kg import KnowledgeGraph
 from graphtrail.kg.views import GraphFilter
-from graphtrail.tracer.trajectory import Step, Trajectory
+from graphtrail.tracer.trajectory import Entity, Step, Trajectory
 
 
 def catalogue() -> KnowledgeGraph:
@@ -51,9 +53,20 @@ def test_json_prose_fields_and_passages() -> None:
     assert index.in_text(json.dumps({"who": "Ann", "note": "the Annual Parisian fair"})) == ["e1"]
 
 
+def test_a_name_inside_a_recognised_entitys_own_text_is_a_mention() -> None:
+    # an output about e6 (by id) whose description names Bob Stone visited e6, not Bob Stone
+    index = ValueIndex(catalogue())
+    assert index.in_text(json.dumps({"id": "e6", "description": "worked with Bob Stone in Paris"})) == ["e6"]
+    assert index.in_text("Marie Curie\nShe worked with Bob Stone.") == ["e6"]  # a line that is a name
+
+
 def test_a_run_that_read_a_sentence_visited_its_names() -> None:
     index = ValueIndex(catalogue())
     step = Step(index=1, tool="search", args={"q": "report"}, output="The report was written by Ann and Bob Stone.")
     trajectory = Trajectory(run_id="r", trace_id="t", span_id="s", name="a", question="q", answer="a", steps=[step])
     seen = recognise(trajectory, index, GraphFilter(masked=frozenset({"e2"})))
     assert [(e.id, e.name) for e in seen.steps[0].entities] == [("e1", "Ann"), ("e2", "[masked entity] e2")]
+    # a step the tracer already read entities from (ids under known keys) is about those
+    read = step.model_copy(update={"entities": [Entity(id="e3", name="Paris")]})
+    seen = recognise(trajectory.model_copy(update={"steps": [read]}), index, None)
+    assert [e.id for e in seen.steps[0].entities] == ["e3"]

@@ -21,12 +21,14 @@ from typing import Any
 
 from ....kg.views import GraphFilter
 from ...errors import EvaluationError
-from ..filtered.leaks import EntityNames, input_leaks, shown_in
+from ..filtered.leaks import EntityNames, input_leaks
 from ..seen import SeenInputs
 from .ablate import Keys, ablated, catalogue
+from .excuse import Analyses, CatalogueShown, data_shown, data_strings
+from .excuse import _version as excuse_version
 from .recognise import ValueIndex, recognise
 
-__all__ = ["AgentFactory", "ROUTE"]
+__all__ = ["AgentFactory", "ROUTE", "data_strings"]
 
 #: ``RunRecord.route`` of a run of this route.
 ROUTE = "factory"
@@ -57,6 +59,7 @@ class AgentFactory:
         # two equal sets of a whole-graph isolation entity by entity costs milliseconds
         self._recent: dict[int, tuple[GraphFilter, Any]] = {}
         self._excused: dict[tuple[Any, ...], frozenset[str]] = {}
+        self._shown: CatalogueShown | None = None  # the excuse's index of the catalogue's strings (.excuse)
         self._lock = threading.Lock()
         self.built = 0  # agents built (for tests and the benchmark)
         self.baseline = self.agent_for(None)
@@ -99,22 +102,37 @@ class AgentFactory:
         return recognise(trajectory, self.index, graph_filter, mode)
 
     def _in_data(self, graph_filter: GraphFilter, names: EntityNames) -> frozenset[str]:
-        """Withheld entities the ablated data itself still shows (a visible passage naming a hidden entity)."""
+        """Withheld entities the ablated data itself still shows (a visible passage naming a hidden entity).
+
+        Once per distinct ablation, from an index of the data's strings read once per evaluation
+        (:mod:`.excuse`): the strings that could show a withheld entity, those the ablation left.
+        """
         key = _key(graph_filter)
         found = self._excused.get(key)
         if found is None:
-            view = self.kg.filtered(graph_filter) if self.kg is not None else None
-            texts: list[str] = []
-            if view is not None:
-                for record in view.entities():
-                    texts += [record.name, record.description, *record.aliases]
-                texts += [u.text for u in (view.text_unit(uid) for uid in view.text_units) if u is not None]
-                texts += [r.description for r in view.relations() if r.description]
-            texts += data_strings(ablated(self.data, graph_filter, self.keys))  # passages, cells, attributes as given
-            found = frozenset(shown_in(texts, graph_filter, names))
+            if graph_filter.hidden or graph_filter.masked:
+                names.ensure(graph_filter.hidden)  # as the model-input check reads: hidden ids are looked for
+            with self._lock:
+                index = self._shown_index(names)
+            shown: set[str] = set()
+            if index is not None:
+                shown |= index.shown(self.kg.filtered(graph_filter), graph_filter)
+            strings = data_strings(ablated(self.data, graph_filter, self.keys))  # passages, cells, attributes as given
+            if strings:
+                shown |= data_shown(strings, index.analyses if index is not None else Analyses(names), graph_filter)
+            found = frozenset(shown)
             with self._lock:
                 self._excused[key] = found
         return found
+
+    def _shown_index(self, names: EntityNames) -> CatalogueShown | None:
+        """The catalogue's strings by the entities they could show, for ``names`` (rebuilt when those change)."""
+        if self.kg is None:
+            return None
+        index = self._shown
+        if index is None or index.analyses.version != excuse_version(names):
+            index = self._shown = CatalogueShown(self.kg, Analyses(names))
+        return index
 
     def leaks(self, seen: SeenInputs | None, graph_filter: GraphFilter, names: EntityNames,
               question: str) -> dict[str, list[str]] | None:
@@ -127,40 +145,3 @@ class AgentFactory:
         excused = self._in_data(graph_filter, names)
         kept: Mapping[str, list[str]] = {ch: [i for i in ids if i not in excused] for ch, ids in found.items()}
         return {ch: ids for ch, ids in kept.items() if ids}
-
-
-#: At most this many strings are read from the ablated data for the excuse (a large store is read in part).
-_MAX_STRINGS = 200_000
-
-
-def data_strings(data: Any, limit: int = _MAX_STRINGS) -> list[str]:
-    """Every string the ablated data holds, whatever its type: Documents' text and metadata, mapping and
-    sequence values, a networkx graph's node and edge attributes, a DataFrame's cells.
-
-    What the agent can read from the data it was built on is never a leak, so the model-input
-    check excuses it; the catalogue KG alone misses text that only the data's own records carry
-    (a visible passage that names a hidden entity).
-    """
-    out: list[str] = []
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    while stack and len(out) < limit:
-        obj, depth = stack.pop()
-        if isinstance(obj, str):
-            out.append(obj)
-        elif depth > 6 or obj is None or isinstance(obj, (int, float, bool, bytes)):
-            continue
-        elif hasattr(obj, "page_content"):  # a LangChain Document
-            stack += [(obj.page_content, depth + 1), (getattr(obj, "metadata", None), depth + 1)]
-        elif isinstance(obj, Mapping):
-            stack += [(v, depth + 1) for v in obj.values()]
-        elif hasattr(obj, "nodes") and hasattr(obj, "edges") and callable(getattr(obj, "nodes", None)):  # networkx
-            stack += [(attrs, depth + 1) for _, attrs in obj.nodes(data=True)]
-            stack += [(str(n), depth + 1) for n in obj.nodes]
-            stack += [(e[-1], depth + 1) for e in obj.edges(data=True)]
-        elif hasattr(obj, "to_numpy") and hasattr(obj, "columns"):  # a pandas DataFrame
-            out += [str(v) for v in obj.to_numpy().ravel() if isinstance(v, str)][: limit - len(out)]
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            stack += [(v, depth + 1) for v in obj]
-        elif hasattr(obj, "__dataclass_fields__"):  # EntityTables and the like
-            stack += [(getattr(obj, f), depth + 1) for f in obj.__dataclass_fields__]
-    return out

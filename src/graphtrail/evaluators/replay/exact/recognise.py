@@ -8,12 +8,16 @@ an entity is recognised when a tool output holds one of its values whole.
 - a text unit (a LangChain Document's ``page_content``) returned whole, as a
   retriever tool returns it (passages joined by blank lines);
 - a line of plain text equal to an id or a unique name;
-- a unique name inside free text (a sentence, a passage, a JSON string value):
-  read as whole words against one index of every name (:class:`~..filtered.leaks.EntityNames`,
-  the model-input check's phrase index: one pass over the text's words, longest
-  name first at each position, short names and codes with their case), so "Ann"
-  is found in "Ann wrote it" and not in "Annual"; an id is read inside text only
-  where it is the entity's name (a graph keyed by names);
+- a unique name inside free text (a sentence, a passage, a JSON string value),
+  in a step where nothing above recognised an entity: read as whole words
+  against one index of every name (:class:`~..filtered.leaks.EntityNames`, the
+  model-input check's phrase index: one pass over the text's words, longest name
+  first at each position, short names and codes with their case), so "Ann" is
+  found in "Ann wrote it" and not in "Annual"; an id is read inside text only
+  where it is the entity's name (a graph keyed by names). A step whose output
+  names its entities by id or whole value is about those: a name inside one of
+  their descriptions is a mention, not a visit (as in the filter route, where the
+  tracer reads the same output; so both routes agree on an agent both read exactly);
 - the key a masked entity keyed by its name is shown under (:func:`.nxgraph.masked_key`).
 
 Names two entities share are skipped (they say neither). Each recognised entity
@@ -95,17 +99,22 @@ class ValueIndex:
                 found.setdefault(eid, None)
         return list(found)
 
-    def in_text(self, text: str, extra: Mapping[str, str] | None = None) -> list[str]:
+    def in_text(self, text: str, extra: Mapping[str, str] | None = None, prose: bool = True) -> list[str]:
+        """The entities ``text`` holds by value; with ``prose``, when it holds none, the names inside its free text."""
         found: dict[str, None] = {}
         parsed = _json(text)
         if parsed is not None:
+            free: list[str] = []
             for value in _strings(parsed):
                 whole = self.value(value, extra)
                 if whole is not None:
                     found.setdefault(whole, None)
+                elif " " in value.strip():
+                    free.append(value)
                 for eid in self.passages.get(_norm(value), ()):
                     found.setdefault(eid, None)
-                if whole is None and " " in value.strip():  # free text: the names it holds
+            if prose and not found:  # free text only: the names it holds
+                for value in free:
                     for eid in self.in_prose(value):
                         found.setdefault(eid, None)
             return list(found)
@@ -129,8 +138,9 @@ class ValueIndex:
                 eid = self.value(line, extra)
                 if eid is not None:
                     found.setdefault(eid, None)
-        for eid in self.in_prose(text):
-            found.setdefault(eid, None)
+        if prose and not found:
+            for eid in self.in_prose(text):
+                found.setdefault(eid, None)
         return list(found)
 
 
@@ -198,7 +208,7 @@ def _step_entities(step: Any, index: ValueIndex, graph_filter: GraphFilter | Non
         if known is not None:
             out.setdefault(known.id, known)
     if step.error is None and step.output:
-        for eid in index.in_text(step.output, extra):
+        for eid in index.in_text(step.output, extra, prose=not out):
             out.setdefault(eid, Entity(id=eid, name=_shown_name(index, eid, graph_filter)))
     return list(out.values())
 
