@@ -2,27 +2,30 @@
 
 A withheld entity that reaches the model is no leak when the ablated data shows it
 (a visible passage naming a hidden colleague, read from the data as given). Reading
-the whole ablated data for names and description spans per condition costs the
-data's size every time (seconds at 100k edges). Here the catalogue's strings are read
-once: for each string, the entities it could show (:class:`~..filtered.leaks.EntityNames`
-matches and :class:`~..filtered.textleaks.DescriptionSpans` spans), kept by entity.
-A condition then reads only the strings that could show one of its withheld
-entities, asks the filtered view whether each is still there (a record's name,
-description or alias as the view shows it; a text unit the view keeps; a relation
-whose ends are both visible) and applies the condition's own rules to what they show:
-exactly what reading every string of the view would give, at the cost of the
-withheld entities' mentions. Strings only the user's own data holds (attributes and
-cells the catalogue does not carry, :func:`data_strings`) are still read per
-condition, each string analysed once (:class:`Analyses`).
+every string of the ablated data for names and description spans, per condition,
+costs the data's size every time (seconds at 100k edges). Here the catalogue's
+strings are normalised once into one searchable text (their words, one string per
+line). A condition asks only about the entities the model-input check found: for
+each, the strings that hold one of its phrases (a name, an alias, its id, a span of
+its description: the phrases the check itself reads) are found by substring search,
+the filtered view says whether each string is still there (a record's name,
+description or alias as the view shows it, a text unit the view keeps, a relation
+whose ends are both visible), and the check's own reader decides what it shows:
+what reading every string of the view would give, at the cost of those entities'
+mentions. Strings only the user's own data holds (attributes and cells the catalogue
+does not carry, :func:`data_strings`) are read per condition, each distinct string
+analysed once (:class:`Analyses`).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....kg.views import GraphFilter
 from ..filtered.leaks import EntityNames, _leaked
+from ..filtered.textleaks import words
 
 __all__ = ["Analyses", "CatalogueShown", "data_strings"]
 
@@ -74,38 +77,80 @@ def shows(analysis: Analysis, graph_filter: GraphFilter, withheld: frozenset[str
 
 
 class CatalogueShown:
-    """The catalogue's strings by the entities they could show, read once (the module docstring)."""
+    """The catalogue's strings, normalised once into one searchable text (the module docstring)."""
 
-    def __init__(self, kg: Any, analyses: Analyses) -> None:
-        self.analyses = analyses
-        self._where: dict[str, list[tuple[Any, ...]]] = {}
+    def __init__(self, kg: Any) -> None:
+        self._places: list[tuple[Any, ...]] = []  # (kind, owner or unit id [, target], text)
         for record in kg.entities():
-            self._add(record.name, ("name", record.id))
-            self._add(record.description, ("description", record.id))
+            self._place(record.name, ("name", record.id))
+            self._place(record.description, ("description", record.id))
             for alias in record.aliases:
-                self._add(alias, ("alias", record.id))
+                self._place(alias, ("alias", record.id))
         for uid, unit in kg.text_units.items():
-            self._add(unit.text, ("unit", uid))
+            self._place(unit.text, ("unit", uid))
         for relation in kg.relations():
             if relation.description:
-                self._add(relation.description, ("relation", relation.source, relation.target))
+                self._place(relation.description, ("relation", relation.source, relation.target))
+        # each string's words (as names and spans are read), one per line: a phrase's hits are found by
+        # substring search (a superset of its whole-word hits, which the reader then decides)
+        lines = [" ".join(words(place[-1])) for place in self._places]
+        self._blob = "\n".join(lines)
+        self._starts: list[int] = []
+        at = 0
+        for line in lines:
+            self._starts.append(at)
+            at += len(line) + 1
+        self._phrases: tuple[tuple[int, int], dict[str, list[str]]] | None = None
 
-    def _add(self, text: str | None, where: tuple[Any, ...]) -> None:
-        if not text:
-            return
-        analysis = self.analyses.of(text)
-        for eid in analysis[2]:
-            self._where.setdefault(eid, []).append((*where, text))
+    def _place(self, text: str | None, where: tuple[Any, ...]) -> None:
+        if text:
+            self._places.append((*where, text))
 
-    def shown(self, view: Any, graph_filter: GraphFilter) -> set[str]:
-        """The withheld entities the strings ``view`` (the catalogue under ``graph_filter``) still holds show."""
+    def _phrases_of(self, names: EntityNames) -> dict[str, list[str]]:
+        """entity -> every phrase (name, alias, id, description span) that could show it, in the blob's words."""
+        version = _version(names)
+        if self._phrases is None or self._phrases[0] != version:
+            by_entity: dict[str, list[str]] = {}
+            for phrases in names.index():
+                for phrase, match in phrases.items():
+                    for eid, _ in match:
+                        by_entity.setdefault(eid, []).append(phrase.casefold())
+            for span, owners in names.spans.index().items():
+                for eid in owners:
+                    by_entity.setdefault(eid, []).append(span)
+            self._phrases = (version, by_entity)
+        return self._phrases[1]
+
+    def _candidates(self, phrases: list[str]) -> set[int]:
+        """Indices of the strings whose words hold one of ``phrases`` as a substring."""
+        found: set[int] = set()
+        blob, starts = self._blob, self._starts
+        for phrase in dict.fromkeys(phrases):
+            if not phrase:
+                continue
+            at = blob.find(phrase)
+            while at >= 0:
+                i = bisect.bisect_right(starts, at) - 1
+                found.add(i)
+                nxt = starts[i + 1] if i + 1 < len(starts) else len(blob)
+                at = blob.find(phrase, nxt)  # the next string: this one is read whole anyway
+        return found
+
+    def shown(self, view: Any, graph_filter: GraphFilter, analyses: Analyses, entities: Iterable[str]) -> set[str]:
+        """Which of ``entities`` (withheld by ``graph_filter``) the strings ``view`` still holds show."""
         withheld = graph_filter.hidden | graph_filter.masked | graph_filter.text_blocked
-        places = {p for eid in withheld for p in self._where.get(eid, ())}
+        phrases = self._phrases_of(analyses.names)
         found: set[str] = set()
-        for place in places:
-            text = place[-1]
-            if _still_there(view, graph_filter, place):
-                found |= shows(self.analyses.of(text), graph_filter, withheld)
+        for eid in entities:
+            if eid in found or eid not in withheld:
+                continue
+            for i in self._candidates(phrases.get(eid, [])):
+                place = self._places[i]
+                if _still_there(view, graph_filter, place):
+                    shown = shows(analyses.of(place[-1]), graph_filter, withheld)
+                    found |= shown
+                    if eid in shown:
+                        break
         return found
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ....kg.views import GraphFilter
@@ -58,8 +58,11 @@ class AgentFactory:
         # the last filter objects asked for, by identity: a job's trials share one GraphFilter, and comparing
         # two equal sets of a whole-graph isolation entity by entity costs milliseconds
         self._recent: dict[int, tuple[GraphFilter, Any]] = {}
-        self._excused: dict[tuple[Any, ...], frozenset[str]] = {}
-        self._shown: CatalogueShown | None = None  # the excuse's index of the catalogue's strings (.excuse)
+        # the excuse (.excuse): per distinct ablation, entity -> whether the ablated data shows it
+        self._excused: dict[tuple[Any, ...], dict[str, bool]] = {}
+        self._data_excused: dict[tuple[Any, ...], frozenset[str]] = {}
+        self._catalogue_strings: CatalogueShown | None = None
+        self._analyses: Analyses | None = None
         self._lock = threading.Lock()
         self.built = 0  # agents built (for tests and the benchmark)
         self.baseline = self.agent_for(None)
@@ -101,38 +104,36 @@ class AgentFactory:
     def recognise(self, trajectory: Any, graph_filter: GraphFilter | None, mode: Any) -> Any:
         return recognise(trajectory, self.index, graph_filter, mode)
 
-    def _in_data(self, graph_filter: GraphFilter, names: EntityNames) -> frozenset[str]:
-        """Withheld entities the ablated data itself still shows (a visible passage naming a hidden entity).
+    def _in_data(self, graph_filter: GraphFilter, names: EntityNames, entities: Iterable[str]) -> frozenset[str]:
+        """Which of ``entities`` (withheld) the ablated data itself still shows (a visible passage naming a hidden one).
 
-        Once per distinct ablation, from an index of the data's strings read once per evaluation
-        (:mod:`.excuse`): the strings that could show a withheld entity, those the ablation left.
+        Read through :mod:`.excuse`: the catalogue's strings normalised once per evaluation, and for each
+        entity asked about only the strings that could show it; the answer is kept per distinct ablation.
         """
         key = _key(graph_filter)
-        found = self._excused.get(key)
-        if found is None:
+        with self._lock:
+            known = self._excused.setdefault(key, {})
+        todo = [e for e in dict.fromkeys(entities) if e not in known]
+        if todo:
             if graph_filter.hidden or graph_filter.masked:
                 names.ensure(graph_filter.hidden)  # as the model-input check reads: hidden ids are looked for
             with self._lock:
-                index = self._shown_index(names)
+                analyses = self._analyses
+                if analyses is None or analyses.version != excuse_version(names):
+                    analyses = self._analyses = Analyses(names)
+                if self._catalogue_strings is None and self.kg is not None:
+                    self._catalogue_strings = CatalogueShown(self.kg)
             shown: set[str] = set()
-            if index is not None:
-                shown |= index.shown(self.kg.filtered(graph_filter), graph_filter)
-            strings = data_strings(ablated(self.data, graph_filter, self.keys))  # passages, cells, attributes as given
-            if strings:
-                shown |= data_shown(strings, index.analyses if index is not None else Analyses(names), graph_filter)
-            found = frozenset(shown)
+            if self._catalogue_strings is not None:
+                shown |= self._catalogue_strings.shown(self.kg.filtered(graph_filter), graph_filter, analyses, todo)
+            in_data = self._data_excused.get(key)
+            if in_data is None:  # passages, cells, attributes as the user's data gives them
+                strings = data_strings(ablated(self.data, graph_filter, self.keys))
+                in_data = self._data_excused[key] = frozenset(data_shown(strings, analyses, graph_filter))
+            shown |= in_data
             with self._lock:
-                self._excused[key] = found
-        return found
-
-    def _shown_index(self, names: EntityNames) -> CatalogueShown | None:
-        """The catalogue's strings by the entities they could show, for ``names`` (rebuilt when those change)."""
-        if self.kg is None:
-            return None
-        index = self._shown
-        if index is None or index.analyses.version != excuse_version(names):
-            index = self._shown = CatalogueShown(self.kg, Analyses(names))
-        return index
+                known.update((e, e in shown) for e in todo)
+        return frozenset(e for e in entities if known.get(e))
 
     def leaks(self, seen: SeenInputs | None, graph_filter: GraphFilter, names: EntityNames,
               question: str) -> dict[str, list[str]] | None:
@@ -142,6 +143,6 @@ class AgentFactory:
         found = input_leaks(seen, graph_filter, names, question)
         if not found:
             return found
-        excused = self._in_data(graph_filter, names)
+        excused = self._in_data(graph_filter, names, {i for ids in found.values() for i in ids})
         kept: Mapping[str, list[str]] = {ch: [i for i in ids if i not in excused] for ch, ids in found.items()}
         return {ch: ids for ch, ids in kept.items() if ids}
