@@ -71,18 +71,19 @@ def test_report_package_keeps_the_old_report_module_names() -> None:
 def _runtime_imports(package: str) -> dict[str, set[str]]:
     """Per module of ``package``: the graphtrail.evaluators modules it imports, function-level too, ``TYPE_CHECKING`` not."""
     out: dict[str, set[str]] = {}
-    for path in (EVALUATORS / package).glob("*.py"):
+    for path in (EVALUATORS / package).rglob("*.py"):  # subfolders too (replay/exact, replay/filtered)
+        up = len(path.relative_to(EVALUATORS).parts)  # the import level that reaches graphtrail.evaluators
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
                 node.body = []
         found: set[str] = set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module is not None:
+            if isinstance(node, ast.ImportFrom) and node.level == up and node.module is not None:
                 found.add(node.module.split(".")[0])  # from ..X import -> graphtrail.evaluators.X
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("graphtrail.evaluators."):
                 found.add(node.module.split(".")[2])
-        out[path.name] = found
+        out[str(path.relative_to(EVALUATORS / package))] = found
     return out
 
 
