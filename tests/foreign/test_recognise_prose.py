@@ -70,3 +70,14 @@ def test_a_run_that_read_a_sentence_visited_its_names() -> None:
     read = step.model_copy(update={"entities": [Entity(id="e3", name="Paris")]})
     seen = recognise(trajectory.model_copy(update={"steps": [read]}), index, None)
     assert [e.id for e in seen.steps[0].entities] == ["e3"]
+
+
+def test_a_tool_repeating_its_own_arguments_shows_nothing() -> None:
+    index = ValueIndex(catalogue())
+    steps = [Step(index=1, tool="search", args={"query": "Paris"}, output="0 entities match 'Paris'. Try another name."),
+             Step(index=2, tool="submit_answer", args={"answer": "Bob Stone", "citations": ["e2"]},
+                  output="Answer submitted: Bob Stone (citations: e2)"),
+             Step(index=3, tool="search", args={"query": "Paris"}, output="Nothing on Paris, but Ann was there.")]
+    trajectory = Trajectory(run_id="r", trace_id="t", span_id="s", name="a", question="q", answer="a", steps=steps)
+    seen = recognise(trajectory, index, None)
+    assert [[e.id for e in step.entities] for step in seen.steps] == [[], [], ["e1"]]

@@ -17,7 +17,8 @@ an entity is recognised when a tool output holds one of its values whole.
   where it is the entity's name (a graph keyed by names). A step whose output
   names its entities by id or whole value is about those: a name inside one of
   their descriptions is a mention, not a visit (as in the filter route, where the
-  tracer reads the same output; so both routes agree on an agent both read exactly);
+  tracer reads the same output; so both routes agree on an agent both read exactly),
+  and the step's own arguments are no visit either ("0 entities match 'Seoul'");
 - the key a masked entity keyed by its name is shown under (:func:`.nxgraph.masked_key`).
 
 Names two entities share are skipped (they say neither). Each recognised entity
@@ -85,8 +86,15 @@ class ValueIndex:
             found = extra.get(_norm(text))
         return found
 
-    def in_prose(self, text: str) -> list[str]:
-        """The entities whose unique name ``text`` holds as whole words, in order (one pass over its words)."""
+    def in_prose(self, text: str, echoed: tuple[str, ...] = ()) -> list[str]:
+        """The entities whose unique name ``text`` holds as whole words, in order (one pass over its words).
+
+        ``echoed``: the step's own string arguments, read out first: a tool that answers "0 entities
+        match 'Seoul'" or "Answer submitted: Seoul" repeats what it was asked, it shows nothing.
+        """
+        for arg in echoed:
+            if arg and arg in text:
+                text = text.replace(arg, " ")
         if self._phrases is None:
             self._phrases = EntityNames(self.kg)
         found: dict[str, None] = {}
@@ -99,8 +107,10 @@ class ValueIndex:
                 found.setdefault(eid, None)
         return list(found)
 
-    def in_text(self, text: str, extra: Mapping[str, str] | None = None, prose: bool = True) -> list[str]:
-        """The entities ``text`` holds by value; with ``prose``, when it holds none, the names inside its free text."""
+    def in_text(self, text: str, extra: Mapping[str, str] | None = None, prose: bool = True,
+                echoed: tuple[str, ...] = ()) -> list[str]:
+        """The entities ``text`` holds by value; with ``prose``, when it holds none, the names inside its free text
+        (the step's own arguments, ``echoed``, read out)."""
         found: dict[str, None] = {}
         parsed = _json(text)
         if parsed is not None:
@@ -115,7 +125,7 @@ class ValueIndex:
                     found.setdefault(eid, None)
             if prose and not found:  # free text only: the names it holds
                 for value in free:
-                    for eid in self.in_prose(value):
+                    for eid in self.in_prose(value, echoed):
                         found.setdefault(eid, None)
             return list(found)
         if self.passages:
@@ -139,7 +149,7 @@ class ValueIndex:
                 if eid is not None:
                     found.setdefault(eid, None)
         if prose and not found:
-            for eid in self.in_prose(text):
+            for eid in self.in_prose(text, echoed):
                 found.setdefault(eid, None)
         return list(found)
 
@@ -189,6 +199,21 @@ def _shown_name(index: ValueIndex, eid: str, graph_filter: GraphFilter | None) -
     return record.name if record is not None else None
 
 
+def _string_args(args: Any) -> tuple[str, ...]:
+    """Every string in a tool call's arguments, longest first (so a longer one is read out whole)."""
+    out: list[str] = []
+    stack = [args]
+    while stack and len(out) < 100:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return tuple(sorted(set(out), key=len, reverse=True))
+
+
 def _known(index: ValueIndex, entity: Entity, graph_filter: GraphFilter | None,
            extra: Mapping[str, str] | None = None) -> Entity | None:
     """``entity`` as an entity of the data: by its id, else by an id or unique name its id or name equals."""
@@ -208,7 +233,7 @@ def _step_entities(step: Any, index: ValueIndex, graph_filter: GraphFilter | Non
         if known is not None:
             out.setdefault(known.id, known)
     if step.error is None and step.output:
-        for eid in index.in_text(step.output, extra, prose=not out):
+        for eid in index.in_text(step.output, extra, prose=not out, echoed=_string_args(step.args)):
             out.setdefault(eid, Entity(id=eid, name=_shown_name(index, eid, graph_filter)))
     return list(out.values())
 
