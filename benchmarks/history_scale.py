@@ -9,6 +9,11 @@ really is compared.
     python benchmarks/history_scale.py [--runs 100]
 
 Prints each figure against its target (MET / NOT met).
+
+Measured on 2 cores at load 7-18, four runs alternating the code before and after the
+speed-up (power search by bisection, bootstrap indices reused, each report read once,
+one figure per trend score): cold 9.2-19.9 s before, 3.2-10.6 s after (1.9x to 3.3x
+faster in each pair); rebuild 2.7-4.3 s before, 2.1-4.8 s after (mostly the trend plots).
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ results.json with the one field that makes them incomparable changed.
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -279,6 +281,12 @@ def test_json_and_html_outputs(evals: dict[str, Path], tmp_path: Path, capsys: p
     page = (tmp_path / "compare.html").read_text(encoding="utf-8")
     assert '<img class="plot" id="plot-changes"' in page and 'id="findings"' in page and 'id="gate"' in page
     assert json.loads((tmp_path / "compare.json").read_text(encoding="utf-8"))["gate"]["ok"] is False
+    # the phone's drawing of the plot: narrow enough to show at full size on a 390 px screen
+    from graphtrail.evaluators.report.plotsize import svg_width_px
+
+    narrow = re.search(r'id="plot-changes-narrow"[^>]*src="data:image/svg\+xml;base64,([^"]+)"', page)
+    assert narrow is not None
+    assert 300 <= (svg_width_px(base64.b64decode(narrow.group(1))) or 0) <= 370
 
 
 def test_compare_writes_nothing_without_out(evals: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,8 @@ report.html has its own, deeper checks (tests/test_report_browser.py); here each
 -- report.html, compare.html, stats.html (traces stats) and history.html -- is opened
 at 390 px (device metrics of a phone) and at 1366 px, and must: declare a viewport,
 never scroll the page sideways, decode every image, and keep every image inside the
-screen. history.html must show its runs as cards and its narrow plots on the phone, and
+screen. compare.html's plot must be shown at no less than MIN_SCALE of its natural size
+(the report's floor for readable text: a phone gets the narrow drawing). history.html must show its runs as cards and its narrow plots on the phone, and
 its table and wide plots on the laptop. Skips without chromium/chromedriver.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from scripts.render_report_png import find_chrome, headless_chrome, serve_directory, wait_for_images
+from graphtrail.evaluators.report.plotsize import MIN_SCALE
 from tests.servers import ci_note
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -35,7 +37,7 @@ const doc = document.documentElement;
 const vw = window.innerWidth;
 const imgs = Array.from(document.images).filter(i => i.getBoundingClientRect().width > 0).map(i => {
   const r = i.getBoundingClientRect();
-  return {cls: i.className, complete: i.complete, w: i.naturalWidth, left: r.left, right: r.right};
+  return {id: i.id, cls: i.className, complete: i.complete, w: i.naturalWidth, shown: r.width, left: r.left, right: r.right};
 });
 const viewport = document.querySelector('meta[name=viewport]');
 const visible = sel => Array.from(document.querySelectorAll(sel)).filter(e => e.getBoundingClientRect().width > 0).length;
@@ -103,3 +105,11 @@ def test_page_fits_the_screen(site: Path, browser: Any, page: str) -> None:
         else:
             assert state["runsHeader"] > 10 and state["runsRowDisplay"] == "table-row"
             assert state["widePlots"] >= 4 and state["narrowPlots"] == 0
+    if page.startswith("cmp/"):
+        plots = [i for i in state["imgs"] if i["id"].startswith("plot-changes")]
+        assert len(plots) == 1, plots  # the wide drawing or the narrow one, never both
+        plot = plots[0]
+        # shrunk below MIN_SCALE its 10-point labels fall under 10 px: unreadable on a phone
+        assert plot["shown"] >= MIN_SCALE * plot["w"], f"compare's plot shown at {plot['shown']:.0f} of {plot['w']} px at {width}px"
+        assert plot["right"] <= state["vw"]
+        assert plot["id"] == ("plot-changes-narrow" if width < 500 else "plot-changes")

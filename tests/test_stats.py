@@ -102,3 +102,12 @@ def test_minimum_detectable_difference_says_when_n_is_too_small():
     assert min_detectable_difference(25, 0.05) == small  # a shift brings its own discordance
     assert min_detectable_difference(25, 0.6) > small  # background churn dilutes the test
     assert min_detectable_difference(0) is None
+
+
+@pytest.mark.parametrize("n", [1, 3, 12, 25, 60])
+@pytest.mark.parametrize("discordant", [None, 0.1, 0.4, 0.9])
+def test_minimum_detectable_difference_is_the_first_shift_with_the_power(n: int, discordant: float | None) -> None:
+    # the search bisects (the power grows with the shift); a scan of every grid shift must agree
+    grid = np.arange(0.005, 1.0 + 1e-9, 0.005)
+    reached = [d for d in grid if mcnemar_power(n, min(max(float(d), discordant or 0.0), 1.0), float(d)) >= 0.8]
+    assert min_detectable_difference(n, discordant) == (round(float(reached[0]), 6) if reached else None)

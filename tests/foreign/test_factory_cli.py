@@ -22,7 +22,7 @@ def scientists():
 
 
 def _write(tmp_path: Path) -> tuple[Path, Path]:
-    agent = tmp_path / "factory_cli_agent.py"  # not my_agent: the CLI keeps a loaded file in sys.modules by its stem, and examples/ has a my_agent
+    agent = tmp_path / "factory_cli_agent.py"  # any name: the CLI loads each file under a private name (cli/userfile.py)
     agent.write_text(AGENT, encoding="utf-8")
     questions = tmp_path / "q.jsonl"
     from . import passages as world

@@ -128,18 +128,9 @@ def _import_module_or_file(module: str) -> Any:
         path = Path(module)
         if not path.is_file():
             raise InputError(f"agent module file not found: {module}", "use MODULE:FACTORY with an importable module or an existing .py file")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        if spec is None or spec.loader is None:
-            raise InputError(f"cannot import {module}", "use a .py file or an importable module name")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules.setdefault(path.stem, mod)
-        # Let the file import its siblings, as it would when run as a script.
-        sys.path.insert(0, str(path.resolve().parent))
-        try:
-            spec.loader.exec_module(mod)
-        except Exception as exc:  # noqa: BLE001 - the user's module failed to import
-            raise InputError(f"importing {module} failed: {type(exc).__name__}: {exc}", "--debug shows the traceback") from exc
-        return mod
+        from .userfile import import_user_file
+
+        return import_user_file(path, module)
     if str(Path.cwd()) not in sys.path and "" not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import base64
 import html
 import logging
+from collections.abc import Callable
 from typing import Any
 
+from ..report.layout import plot_pair_html
 from ..report.render import CSS
 from .findings import findings
 from .fmt import header_facts
 from .model import ComparisonData
+from .narrowplot import narrow_changes_svg
 from .plot import changes_plot
 from .rules import GateResult
 from .tables import CONDITION_HEADER, QUESTION_HEADER, SCORE_HEADER, condition_rows, question_rows, score_rows
@@ -42,18 +44,23 @@ def _gate_html(gate: GateResult | None) -> str:
     return f'<section id="gate"><h2 class="{"ok" if gate.ok else "broken"}">Gate: {_e(head)}</h2><ul>{items}</ul></section>'
 
 
+def _drawn(draw: Callable[[ComparisonData], bytes | None], data: ComparisonData) -> bytes | None:
+    try:
+        return draw(data)
+    except Exception as exc:  # noqa: BLE001 - the page is worth more than its plot
+        logging.getLogger("graphtrail").warning("graphtrail: the comparison plot could not be drawn: %s", exc)
+        return None
+
+
 def render_html(data: ComparisonData, gate: GateResult | None = None, *, plot: bool = True) -> str:
-    """compare.html: no scripts, no network; the plot is a base64 PNG (left out, with a warning, if it fails).
+    """compare.html: no scripts, no network; the plot is a base64 PNG, with a narrow SVG in its place on a phone
+    (:mod:`.narrowplot`); a plot that fails to draw is left out with a warning.
 
     ``plot=False`` leaves the plot out: ``graphtrail history`` makes one page per pair of runs, and
     drawing is most of a page's cost; its own trend plots show the same moves.
     """
     facts = header_facts(data)
-    try:
-        png = changes_plot(data) if plot else None
-    except Exception as exc:  # noqa: BLE001 - the page is worth more than its plot
-        logging.getLogger("graphtrail").warning("graphtrail: the comparison plot could not be drawn: %s", exc)
-        png = None
+    png, narrow = (_drawn(changes_plot, data), _drawn(narrow_changes_svg, data)) if plot else (None, None)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -65,10 +72,9 @@ def render_html(data: ComparisonData, gate: GateResult | None = None, *, plot: b
         '<section id="findings"><h2>Findings</h2><ul>' + "".join(f"<li>{_e(f)}</li>" for f in findings(data)) + "</ul></section>",
         _gate_html(gate),
     ]
-    if png is not None:
-        img = base64.b64encode(png).decode("ascii")
-        parts.append('<figure id="changes-plot"><img class="plot" id="plot-changes" alt="Changes with 95% intervals" '
-                     f'src="data:image/png;base64,{img}"><figcaption>Each change NEW − BASE with its 95% paired bootstrap '
+    if png is not None:  # the wide PNG above 600 px, the narrow SVG (drawn for a phone, shown full size) below
+        parts.append(f'<figure id="changes-plot">{plot_pair_html("changes", png, narrow, "Changes with 95% intervals")}'
+                     "<figcaption>Each change NEW − BASE with its 95% paired bootstrap "
                      "interval; red where the paired test (McNemar or permutation) gives p &lt; alpha.</figcaption></figure>")
     parts += [
         '<section id="conditions"><h2>Per condition</h2>', _table("condition-changes", CONDITION_HEADER, condition_rows(data)), "</section>",

@@ -35,8 +35,20 @@ def _summary(comparison: Any) -> str:
     return f"{len(moved)} significant change{'s' if len(moved) != 1 else ''}"
 
 
-def _change(base: HistoryRun, new: HistoryRun, out: Path) -> dict[str, Any]:
-    """The comparison of two consecutive runs: its page (made once, then cached) and a one-line summary."""
+def _loaded(run: HistoryRun, label: str, reports: dict[Path, Any]) -> Any:
+    """``run``'s report, read once for both comparisons it takes part in (as NEW, then as BASE)."""
+    from ..comparison.pairing import load_evaluation
+
+    if run.folder not in reports:
+        reports[run.folder] = load_evaluation(run.folder, label)[0]
+    return reports[run.folder]
+
+
+def _change(base: HistoryRun, new: HistoryRun, out: Path, reports: dict[Path, Any]) -> dict[str, Any]:
+    """The comparison of two consecutive runs: its page (made once, then cached) and a one-line summary.
+
+    ``reports`` holds the reports of the pair compared last; only this pair's are kept.
+    """
     from ..comparison import CompareError, compare
 
     key = _pair_key(base, new)
@@ -49,8 +61,10 @@ def _change(base: HistoryRun, new: HistoryRun, out: Path) -> dict[str, Any]:
                 return {"summary": cached["summary"], "page": cached.get("page")}
         except (OSError, ValueError):
             pass  # made again below
+    for folder in [f for f in reports if f not in (base.folder, new.folder)]:
+        del reports[folder]
     try:
-        comparison = compare(base.folder, new.folder)
+        comparison = compare(_loaded(base, "BASE", reports), _loaded(new, "NEW", reports))
     except CompareError as exc:
         result: dict[str, Any] = {"summary": "not comparable: " + str(exc).split(";")[0][:160], "page": None}
     else:
@@ -92,12 +106,13 @@ def build_history(folders: Iterable[str | Path], out: str | Path, *, force: bool
         (out_path / _COMPARE_DIR).mkdir(exist_ok=True)
         changes: list[dict[str, Any]] = [{"summary": "first run", "page": None}]
         bar = _progress(progress, len(runs) - 1)
+        reports: dict[Path, Any] = {}
         task = bar.add_task("compare", total=len(runs) - 1) if bar is not None else None
         if bar is not None:
             bar.start()
         try:
             for prev, cur in zip(runs, runs[1:]):
-                changes.append(_change(prev, cur, out_path))
+                changes.append(_change(prev, cur, out_path, reports))
                 if bar is not None:
                     bar.advance(task)
         finally:

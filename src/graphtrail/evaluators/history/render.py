@@ -61,10 +61,10 @@ def score_text(score: Score | None, key: str) -> str:
 
 def _rel(target: Path | None, out: Path) -> str | None:
     """A relative URL from ``out`` to ``target``, percent-encoded (a ``|`` or space in a folder name
-    must not end a Markdown table cell or a link)."""
+    must not end a Markdown table cell or a link). ``out`` is resolved already (once per page, not per link)."""
     if target is None:
         return None
-    return quote(Path(os.path.relpath(target.resolve(), out.resolve())).as_posix(), safe="/.-_~")
+    return quote(Path(os.path.relpath(target.resolve(), out)).as_posix(), safe="/.-_~")
 
 
 def _row(i: int, run: HistoryRun, change: tuple[str | None, str], out: Path) -> list[tuple[str, str | None]]:
@@ -97,6 +97,7 @@ def _img(data: bytes, alt: str, cls: str) -> str:
 def render_html(runs: Sequence[HistoryRun], plots: Mapping[str, Mapping[str, Mapping[str, bytes]]],
                 changes: Sequence[tuple[str | None, str]], skipped: Sequence[str], out: Path) -> str:
     """The whole page; ``changes[i]`` is (link to the comparison with run i-1, its one-line summary)."""
+    out = Path(out).resolve()
     first, last = runs[0], runs[-1]
     parts = [
         "<!DOCTYPE html>",
@@ -157,6 +158,7 @@ def render_html(runs: Sequence[HistoryRun], plots: Mapping[str, Mapping[str, Map
 def render_markdown(runs: Sequence[HistoryRun], plot_files: Mapping[str, str],
                     changes_md: Sequence[tuple[str | None, str]], skipped: Sequence[str], out: Path) -> str:
     """history.md: the same table (links to each report.md and comparison), then the trend PNGs."""
+    out = Path(out).resolve()
     lines = ["# graphtrail history", "",
              f"{len(runs)} evaluations, from {runs[0].date} to {runs[-1].date} (UTC). Scores with 95% bootstrap "
              "intervals over questions; *change* links the comparison with the run before.", ""]

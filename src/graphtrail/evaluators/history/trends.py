@@ -27,7 +27,7 @@ _HEIGHT = 2.7
 _LINE = "#1c7ed6"
 
 
-def _figure(runs: Sequence[HistoryRun], key: str, title: str, width: float) -> Figure | None:
+def _figure(runs: Sequence[HistoryRun], key: str, title: str) -> Figure | None:
     xs, ys, band = [], [], []
     for i, run in enumerate(runs, start=1):
         score = run.scores.get(key)
@@ -38,7 +38,7 @@ def _figure(runs: Sequence[HistoryRun], key: str, title: str, width: float) -> F
         band.append((i, score.low, score.high))
     if not xs:
         return None
-    fig = Figure(figsize=(width, _HEIGHT))
+    fig = Figure(figsize=(WIDTHS["wide"], _HEIGHT))
     ax = fig.add_subplot()
     lows = [(i, lo, hi) for i, lo, hi in band if lo is not None and hi is not None]
     if lows:
@@ -48,7 +48,6 @@ def _figure(runs: Sequence[HistoryRun], key: str, title: str, width: float) -> F
     ax.set_title(title, fontsize=TICK_PT + 1, loc="left")
     ax.set_xlabel("run", fontsize=TICK_PT)
     ax.tick_params(labelsize=TICK_PT)
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=10 if width > 5 else 5, integer=True))
     ax.set_xlim(0.5, len(runs) + 0.5)
     if key == "hidden_influence":
         ax.yaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
@@ -60,6 +59,13 @@ def _figure(runs: Sequence[HistoryRun], key: str, title: str, width: float) -> F
     ax.grid(axis="y", color="#dee2e6", linewidth=0.6)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+    return fig
+
+
+def _fit(fig: Figure, width: float) -> Figure:
+    """``fig`` resized to ``width`` inches: one figure per score serves both drawings (built once, saved twice)."""
+    fig.set_size_inches(width, _HEIGHT)
+    fig.axes[0].xaxis.set_major_locator(MaxNLocator(nbins=10 if width > 5 else 5, integer=True))
     # Fixed margins in inches (room for "100%" ticks, the axis label and the title), not tight_layout:
     # ten figures per page, and measuring each one's text doubles the drawing time.
     fig.subplots_adjust(left=0.62 / width, right=1 - 0.12 / width, bottom=0.62 / _HEIGHT, top=1 - 0.44 / _HEIGHT)
@@ -76,12 +82,11 @@ def trend_plots(runs: Sequence[HistoryRun],
     formats = formats or {size: ("svg",) for size in WIDTHS}
     out: dict[str, dict[str, dict[str, bytes]]] = {}
     for key, title, _higher in SCORES:
-        drawn: dict[str, dict[str, bytes]] = {}
+        fig = _figure(runs, key, title)
+        if fig is None:
+            continue
+        out[key] = {}
         for size, width in WIDTHS.items():
-            fig = _figure(runs, key, title, width)
-            if fig is None:
-                break
-            drawn[size] = {fmt: figure_bytes(fig, fmt, tight=False) for fmt in formats.get(size, ("svg",))}
-        if drawn:
-            out[key] = drawn
+            _fit(fig, width)
+            out[key][size] = {fmt: figure_bytes(fig, fmt, tight=False) for fmt in formats.get(size, ("svg",))}
     return out
