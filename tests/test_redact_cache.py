@@ -45,3 +45,17 @@ def test_a_users_rule_still_sees_every_text() -> None:
     finally:
         R.set_rule(None)
     assert seen == ["the capital is Nairobi"] * 2
+
+
+def test_a_str_subclass_is_scanned_not_looked_up() -> None:
+    class Odd(str):
+        def __eq__(self, other: object) -> bool:  # equal to everything
+            return True
+
+        __hash__ = str.__hash__
+
+    R.clear_scan_cache()
+    R.redact_text_builtin("a clean sentence about Nairobi")
+    secret = Odd("a clean sentence about Nairobi password=hunter2")
+    assert "hunter2" not in R.redact_text_builtin(secret)
+    assert not any(type(t) is not str for t in R._clean)

@@ -51,10 +51,12 @@ __all__ = ["REDACTED", "SECRET_KEY_WORDS", "SECRET_KEY_EXACT", "SHAPES", "is_sec
 # (the chat span's input and its input messages); every model call resends the system
 # prompt and the question; across runs, prompts and instructions repeat. The rules are a
 # pure function of the text, so a text once found clean is clean: a set lookup (one hash
-# of the text, kept by the str object) replaces the scan. Only clean texts are kept, so
-# the cache holds no secret; it is bounded by entries and characters, and emptied when full.
+# of the text, kept by the str object) replaces the scan. Only texts the built-in rules
+# found nothing in are kept (in memory, never exported), so the cache holds nothing they
+# call a secret; it is bounded by characters, and emptied when full. A user's rule still
+# sees every text (it may not be a pure function).
 _CLEAN_MAX_TEXT = 16384  # longer texts are scanned every time (and rarely repeat whole)
-_CLEAN_MAX_CHARS = 4_000_000
+_CLEAN_MAX_CHARS = 2_000_000
 _clean: set[str] = set()
 _clean_chars = 0
 
@@ -62,10 +64,11 @@ _clean_chars = 0
 def _scan(text: str) -> str:
     """The built-in rules on ``text`` (:func:`graphtrail._secrets._scan`), skipping texts already found clean."""
     global _clean_chars
-    if text in _clean:
+    exact = type(text) is str  # a str subclass may compare in its own way: not looked up, not kept
+    if exact and text in _clean:
         return text
     out = _scan_uncached(text)
-    if out is text and 4 <= len(text) <= _CLEAN_MAX_TEXT:
+    if out is text and exact and 4 <= len(text) <= _CLEAN_MAX_TEXT:
         if _clean_chars + len(text) > _CLEAN_MAX_CHARS:
             _clean.clear()
             _clean_chars = 0
