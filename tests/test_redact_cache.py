@@ -52,7 +52,8 @@ def test_a_str_subclass_is_scanned_not_looked_up() -> None:
         def __eq__(self, other: object) -> bool:  # equal to everything
             return True
 
-        __hash__ = str.__hash__
+        def __hash__(self) -> int:  # ... and hashed like the clean text cached below
+            return hash("a clean sentence about Nairobi")
 
     R.clear_scan_cache()
     R.redact_text_builtin("a clean sentence about Nairobi")
