@@ -37,11 +37,51 @@ from typing import Any
 # The rules live in a leaf module (stdlib only), so that exits that must not load the
 # tracer (the CLI's usage errors, the logging filter) apply the very same rules.
 from .._secrets import REDACTED, SECRET_KEY_EXACT, SECRET_KEY_WORDS, SHAPES, is_secret_key
-from .._secrets import _scan as _scan
+from .._secrets import _scan as _scan_uncached
 from ._safety import set_message_redactor, warn_once
 
 __all__ = ["REDACTED", "SECRET_KEY_WORDS", "SECRET_KEY_EXACT", "SHAPES", "is_secret_key", "redact", "redact_text", "set_rule",
            "get_rule"]
+
+
+# ------------------------------------------------------------------ the scan, remembered
+
+# Texts the built-in rules found nothing in. The same text is scanned again and again:
+# within a run, a tool's output is recorded on its span, then sent back to the model
+# (the chat span's input and its input messages); every model call resends the system
+# prompt and the question; across runs, prompts and instructions repeat. The rules are a
+# pure function of the text, so a text once found clean is clean: a set lookup (one hash
+# of the text, kept by the str object) replaces the scan. Only texts the built-in rules
+# found nothing in are kept (in memory, never exported), so the cache holds nothing they
+# call a secret; it is bounded by characters, and emptied when full. A user's rule still
+# sees every text (it may not be a pure function).
+_CLEAN_MAX_TEXT = 16384  # longer texts are scanned every time (and rarely repeat whole)
+_CLEAN_MAX_CHARS = 2_000_000
+_clean: set[str] = set()
+_clean_chars = 0
+
+
+def _scan(text: str) -> str:
+    """The built-in rules on ``text`` (:func:`graphtrail._secrets._scan`), skipping texts already found clean."""
+    global _clean_chars
+    exact = type(text) is str  # a str subclass may compare in its own way: not looked up, not kept
+    if exact and text in _clean:
+        return text
+    out = _scan_uncached(text)
+    if out is text and exact and 4 <= len(text) <= _CLEAN_MAX_TEXT:
+        if _clean_chars + len(text) > _CLEAN_MAX_CHARS:
+            _clean.clear()
+            _clean_chars = 0
+        _clean.add(text)
+        _clean_chars += len(text)
+    return out
+
+
+def clear_scan_cache() -> None:
+    """Forget every text found clean (tests and benchmarks measure the scan itself with it)."""
+    global _clean_chars
+    _clean.clear()
+    _clean_chars = 0
 
 
 def redact_text(text: str, limit: int = 0) -> str:
