@@ -172,8 +172,10 @@ class _Shared:
         self.fulltext = False
         self.fulltext_grams = False
         self.label_index: Any = None
-        #: What the warm-up at open did (:mod:`.warmup`), or ``None`` when it did not run.
+        #: What the warm-up did once it ended (:mod:`.warmup`), or ``None`` when it did not run (or still runs).
         self.warmup: dict[str, Any] | None = None
+        #: The background warm-up started at open (:class:`.warmup.Warmup`), or ``None``.
+        self.warming: Any = None
         #: Per filter, the visible masked entities (searchable by their placeholder, which no index holds).
         self.masked_records: dict[GraphFilter, list[EntityRecord]] = {}
         self.community_seed = 0
@@ -286,7 +288,15 @@ class CypherGraph:
         return shared.store.rows(text, values)
 
     def close(self) -> None:
-        """Close the database connection (views share it: close once, from the graph you loaded)."""
+        """Close the database connection (views share it: close once, from the graph you loaded).
+
+        A warm-up still running in the background ends first, after its question in flight.
+        """
+        warming = self._shared.warming
+        if warming is not None:
+            from .warmup import CLOSED
+
+            warming.stop(CLOSED)
         self.store.close()
 
     def __enter__(self) -> "CypherGraph":
@@ -364,6 +374,11 @@ class CypherGraph:
         """Visible entities matching ``query``, best first, ranked as in memory (see :mod:`.search`)."""
         from .search import any_search
 
+        warming = self._shared.warming
+        if warming is not None and warming.running and not warming.in_warmup_thread():
+            from .warmup import SEARCHED
+
+            warming.stop(SEARCHED, wait=False)  # the users warm it from here; on LadybugDB the label index is awaited below
         return any_search(self, self._shared, query, type=type, limit=limit)
 
     def relations(self) -> Iterator[Relation]:
