@@ -130,3 +130,20 @@ def test_the_warm_up_can_be_turned_off_and_skips_small_graphs(request: pytest.Fi
     monkeypatch.delenv("GRAPHTRAIL_DB_WARMUP")
     monkeypatch.setattr(warmup, "MIN_ENTITIES", 10**9)
     assert warmup.start_warm_up(kg) is None and warmup.warm_up(kg)["queries"] == 0
+
+
+@pytest.mark.parametrize("backend", ["ladybug", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def test_an_abandoned_label_read_frees_the_connection(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Closing a graph while the warm-up reads its labels ends that read; the connection serves the next query."""
+    import threading
+
+    from graphtrail.kg.backends.search import LabelIndex, LabelIndexCancelled
+
+    memory = load_kg("countries")
+    kg = on_backend(memory, backend, request, tmp_path)
+    abandon = threading.Event()
+    abandon.set()
+    with pytest.raises(LabelIndexCancelled):
+        LabelIndex(kg, abandon)
+    assert kg._shared.label_index is None and len(kg) == len(memory)  # not left holding the connection's lock
+    assert LabelIndex(kg).index.n_entities == len(memory)

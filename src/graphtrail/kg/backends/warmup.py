@@ -43,6 +43,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from .identifiers import cypher_name
+from .search import LabelIndexCancelled
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cypher import CypherGraph
@@ -111,6 +112,8 @@ class Warmup:
         self.report: dict[str, Any] = {"queries": 0, "seconds": 0.0, "settled": False, "last_window_p50_ms": None,
                                        "stopped": None}
         self._stop = threading.Event()
+        #: Set when the graph closes or the process exits: a long read in flight (the label index) is abandoned.
+        self.abandon = threading.Event()
         self._done = threading.Event()
         self.thread: threading.Thread | None = None
 
@@ -132,6 +135,8 @@ class Warmup:
         if not self._stop.is_set():
             self.report["stopped"] = self.report["stopped"] or reason
             self._stop.set()
+        if reason in (CLOSED, EXITED):
+            self.abandon.set()
         if wait and self.thread is not None and not self.in_warmup_thread():
             self._done.wait(timeout)
 
@@ -145,6 +150,8 @@ class Warmup:
         times: list[float] = []
         try:
             self._ask(start + self.budget, times)
+        except LabelIndexCancelled:
+            pass  # closed or exiting: report["stopped"] says so
         except Exception as exc:  # noqa: BLE001 - a warm-up never breaks the graph it warms: say so and stop
             report["stopped"] = report["stopped"] or f"failed ({type(exc).__name__})"
         finally:
