@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rapidfuzz import utils
 
+from ..fields import parse_aliases
 from ..records import EntityRecord
 from ..search import EntityIndex, scan_entities
 from ..views import GraphFilter
@@ -91,8 +92,6 @@ class LabelIndex:
     """
 
     def __init__(self, base: "CypherGraph", cancel: threading.Event | None = None) -> None:
-        from .cypher import _aliases
-
         ids, names, types, aliases = [], [], [], []
         rows = base._iter_rows("labels")
         for eid, name, type_, alias in rows:
@@ -102,7 +101,7 @@ class LabelIndex:
             ids.append(str(eid))
             names.append(str(name))
             types.append(str(type_ or "entity"))
-            aliases.append(_aliases(alias))
+            aliases.append(tuple(parse_aliases(alias)))  # as CypherGraph reads them: one parser for every source
         self.index = EntityIndex(ids, names, types, aliases)
         self.position = {eid: i for i, eid in enumerate(ids)}
         self._masks: dict[GraphFilter, tuple[np.ndarray, list[int]]] = {}
