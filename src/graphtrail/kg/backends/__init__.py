@@ -67,7 +67,8 @@ def open_graph_database(
     When the database holds no communities, they are computed in memory on first
     use with seeded Leiden (``community_seed``, ``community_resolution``), as
     :func:`~graphtrail.kg.load_kg` does for files. A graph of 10k entities or
-    more is warmed before it is returned (:mod:`.warmup`, logged).
+    more is warmed in a background thread that opening does not wait for, and
+    that the first search stops (:mod:`.warmup`, logged once).
     """
     text = os.fspath(source)
     if text.lower().startswith(NEO4J_SCHEMES):
@@ -79,9 +80,9 @@ def open_graph_database(
 
         kg = open_ladybug(_lbug_path(text), name=name)
     kg._shared.community_seed, kg._shared.community_resolution = community_seed, community_resolution
-    from .warmup import warm_up
+    from .warmup import start_warm_up
 
-    warm_up(kg)  # the first users get a warm database's speed (see .warmup); logged
+    start_warm_up(kg)  # in the background: the first users get a warm database's speed (see .warmup); logged
     return kg
 
 

@@ -96,6 +96,11 @@ class _Queries:
 
         self.entity = f"MATCH (e:{L} {{{ID}: $id}}) WHERE {shown('e')} RETURN {entity('e')}"
         self.entities = f"MATCH (e:{L}) WHERE {shown('e')} RETURN {entity('e')} ORDER BY {d.order_expr_entity}"
+        # What the search's label index holds: every entity's labels, no description (which may be long).
+        self.labels = (
+            f"MATCH (e:{L}) RETURN e.{ID}, coalesce(e.{NAME}, e.{ID}), coalesce(e.{TYPE}, 'entity'), e.{ALIASES} "
+            f"ORDER BY {d.order_expr_entity}"
+        )
         # Search: records of a few ids (primary-key lookups), the masked ones, and (Neo4j) full-text hits.
         self.entities_in = f"UNWIND $ids AS i MATCH (e:{L} {{{ID}: i}}) WHERE {shown('e')} RETURN {entity('e')}"
         self.masked_entities = f"UNWIND $masked AS i MATCH (e:{L} {{{ID}: i}}) WHERE {shown('e')} RETURN {entity('e')}"
@@ -168,12 +173,17 @@ class _Shared:
         self.communities: dict[str, Community] | None = None
         self.communities_by_entity: dict[str, list[str]] | None = None
         self.graph: nx.MultiDiGraph | None = None
-        #: Entity search: whether the database has a usable full-text index (Neo4j), else the label index, built on first search.
+        #: Entity search: whether it asks the database's full-text index (a Neo4j graph too large for the label
+        #: index, :data:`.search.LABEL_INDEX_MAX_ENTITIES`), else the label index, built by the warm-up or the first search.
         self.fulltext = False
         self.fulltext_grams = False
         self.label_index: Any = None
-        #: What the warm-up at open did (:mod:`.warmup`), or ``None`` when it did not run.
+        #: Held while the label index is built (seconds on a large graph): only searches wait for it.
+        self.label_lock = threading.Lock()
+        #: What the warm-up did once it ended (:mod:`.warmup`), or ``None`` when it did not run (or still runs).
         self.warmup: dict[str, Any] | None = None
+        #: The background warm-up started at open (:class:`.warmup.Warmup`), or ``None``.
+        self.warming: Any = None
         #: Per filter, the visible masked entities (searchable by their placeholder, which no index holds).
         self.masked_records: dict[GraphFilter, list[EntityRecord]] = {}
         self.community_seed = 0
@@ -285,8 +295,28 @@ class CypherGraph:
         values = {k: params[k] if k in params else self._params[k] for k in queries.params[text]}
         return shared.store.rows(text, values)
 
+    def _iter_rows(self, query: str, **params: Any) -> Iterator[list[Any]]:
+        """:meth:`_rows`, streamed where the store can (a long read that its reader may abandon midway)."""
+        stream = getattr(self.store, "iter_rows", None)
+        if stream is None:
+            yield from self._rows(query, **params)
+            return
+        shared = self._shared
+        queries = shared.visible_queries if self._params.get("by_visible") else shared.queries
+        assert queries is not None
+        text = getattr(queries, query)
+        yield from stream(text, {k: params[k] if k in params else self._params[k] for k in queries.params[text]})
+
     def close(self) -> None:
-        """Close the database connection (views share it: close once, from the graph you loaded)."""
+        """Close the database connection (views share it: close once, from the graph you loaded).
+
+        A warm-up still running in the background ends first, after its question in flight.
+        """
+        warming = self._shared.warming
+        if warming is not None:
+            from .warmup import CLOSED
+
+            warming.stop(CLOSED)
         self.store.close()
 
     def __enter__(self) -> "CypherGraph":
@@ -364,6 +394,11 @@ class CypherGraph:
         """Visible entities matching ``query``, best first, ranked as in memory (see :mod:`.search`)."""
         from .search import any_search
 
+        warming = self._shared.warming
+        if warming is not None and warming.running and not warming.in_warmup_thread():
+            from .warmup import SEARCHED
+
+            warming.stop(SEARCHED, wait=False)  # the users warm it from here; on LadybugDB the label index is awaited below
         return any_search(self, self._shared, query, type=type, limit=limit)
 
     def relations(self) -> Iterator[Relation]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,8 @@ _SCHEMA = (
     "CREATE NODE TABLE Community(id STRING PRIMARY KEY, title STRING, summary STRING, level INT64, entity_ids STRING[], ord INT64)",
     "CREATE NODE TABLE GraphInfo(key STRING PRIMARY KEY, value STRING)",
 )
+#: Rows converted per step of :meth:`LadybugStore.iter_rows`.
+_CHUNK = 4096
 #: One bulk load per table, the rows an Arrow table passed as the ``$rows`` parameter.
 _COPY = {table: f"COPY {table} FROM $rows" for table in ("Entity", "RELATION", "TextUnit", "MENTIONS", "Community")}
 
@@ -94,6 +97,16 @@ class LadybugStore:
             result = self._conn.execute(query, params or {})
             try:
                 return result.get_all()  # type: ignore[union-attr, no-any-return]
+            finally:
+                result.close()  # type: ignore[union-attr]
+
+    def iter_rows(self, query: str, params: dict[str, Any] | None = None) -> Iterator[list[Any]]:
+        """The rows of ``query``, a few thousand at a time (the connection is held until the iteration ends)."""
+        with self._lock:
+            result = self._conn.execute(query, params or {})
+            try:
+                while result.has_next():  # type: ignore[union-attr]
+                    yield from result.get_n(_CHUNK)  # type: ignore[union-attr]
             finally:
                 result.close()  # type: ignore[union-attr]
 

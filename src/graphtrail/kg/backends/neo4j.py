@@ -148,6 +148,17 @@ class Neo4jStore:
         except self._neo4j.exceptions.DriverError as exc:
             raise KGError(f"{self.display}: Neo4j unavailable ({self._describe(exc)})") from None
 
+    def iter_rows(self, query: str, params: dict[str, Any] | None = None) -> Iterator[list[Any]]:
+        """The rows of ``query`` as the driver fetches them (a batch at a time); stopping early discards the rest."""
+        try:
+            with self._driver.session(database=self.target.database, default_access_mode=self._neo4j.READ_ACCESS) as session:
+                for record in session.run(query, params or {}):
+                    yield list(record.values())
+        except self._neo4j.exceptions.Neo4jError as exc:
+            raise KGError(f"{self.display}: query failed ({self._describe(exc)})") from None
+        except self._neo4j.exceptions.DriverError as exc:
+            raise KGError(f"{self.display}: Neo4j unavailable ({self._describe(exc)})") from None
+
     def write(self, query: str, params: dict[str, Any] | None = None) -> None:
         try:
             self._driver.execute_query(query, params or {}, database_=self.target.database)
@@ -166,14 +177,19 @@ def open_neo4j(uri: str, *, mapping: GraphMapping | None = None, name: str | Non
     mapping = (mapping or GraphMapping()).with_options(target.options)
     store = Neo4jStore(target, mapping)
     kg = CypherGraph(store, name or target.name or target.display)
-    if len(kg) == 0:
+    n_entities = kg._shared.entity_count()
+    if n_entities == 0:
         store.close()
         raise KGError(
             f"{target.display}: no :{mapping.entity_label} nodes with a '{mapping.id_property}' property; "
             "import a graph (graphtrail kg import GRAPH --to bolt://...) or map your schema (?label=...&id=...&name=...)"
         )
     _warn_without_index(store, mapping)
-    kg._shared.fulltext = _has_fulltext_index(store, mapping)
+    from .search import LABEL_INDEX_MAX_ENTITIES
+
+    # Up to a size, search ranks with the label index in this process (see .search); a larger graph asks
+    # the full-text indexes, and is told once if it has none.
+    kg._shared.fulltext = n_entities > LABEL_INDEX_MAX_ENTITIES and _has_fulltext_index(store, mapping)
     kg._shared.fulltext_grams = kg._shared.fulltext and _online(store, mapping, "GRAMS_INDEX")
     return kg
 
@@ -300,22 +316,28 @@ def write_neo4j(kg: KnowledgeGraph | CypherGraph, uri: str, *, mapping: GraphMap
                     f"CREATE (a)-[:{quote_name(rel_type)} {{{quote_name(m.relation_description_property)}: row.d, {ORD}: row.ord{extra}}}]->(b)",
                     {"rows": batch},
                 )
-        units = ({"id": u.id, "text": u.text, "ids": list(u.entity_ids), "ord": i} for i, u in enumerate(kg.text_units.values()))
+        # Links are CREATEd from each new node's distinct ids (``links``): a MERGE would first look for the link
+        # among the community's (or unit's) links so far, which a million-edge graph's large communities make slow.
+        units = (
+            {"id": u.id, "text": u.text, "ids": list(u.entity_ids), "links": list(dict.fromkeys(u.entity_ids)), "ord": i}
+            for i, u in enumerate(kg.text_units.values())
+        )
         for batch in _batches(units, links=LINKS_PER_BATCH):
             store.write(
                 f"UNWIND $rows AS row CREATE (u:{TU} {{{ID}: row.id, {quote_name(m.text_property)}: row.text, entity_ids: row.ids, {ORD}: row.ord}}) "
-                f"WITH u, row UNWIND row.ids AS eid MATCH (e:{L} {{{ID}: eid}}) MERGE (u)-[:{quote_name(m.mentions_type)}]->(e)",
+                f"WITH u, row UNWIND row.links AS eid MATCH (e:{L} {{{ID}: eid}}) CREATE (u)-[:{quote_name(m.mentions_type)}]->(e)",
                 {"rows": batch},
             )
         coms = (
-            {"id": c.id, "title": c.title, "summary": c.summary, "level": c.level, "ids": list(c.entity_ids), "ord": i}
+            {"id": c.id, "title": c.title, "summary": c.summary, "level": c.level, "ids": list(c.entity_ids),
+             "links": list(dict.fromkeys(c.entity_ids)), "ord": i}
             for i, c in enumerate(kg.communities.values())
         )
         for batch in _batches(coms, 500, links=LINKS_PER_BATCH):
             store.write(
                 f"UNWIND $rows AS row CREATE (c:{COM} {{{ID}: row.id, title: row.title, summary: row.summary, level: row.level, "
                 f"entity_ids: row.ids, {ORD}: row.ord}}) "
-                f"WITH c, row UNWIND row.ids AS eid MATCH (e:{L} {{{ID}: eid}}) MERGE (e)-[:{quote_name(m.member_type)}]->(c)",
+                f"WITH c, row UNWIND row.links AS eid MATCH (e:{L} {{{ID}: eid}}) CREATE (e)-[:{quote_name(m.member_type)}]->(c)",
                 {"rows": batch},
             )
         store.write("CALL db.awaitIndexes(600)")  # the import is done when its indexes can answer

@@ -5,21 +5,25 @@ a million edges). Here a query costs one candidate step plus one read of the
 winners, and the ranking rules are those of :mod:`graphtrail.kg.search`, so
 every backend ranks alike:
 
-- **Neo4j** keeps a full-text (Lucene) index over entity names and aliases,
-  which ``graphtrail kg import`` creates (:data:`FULLTEXT_INDEX`). A query asks
-  it for the labels that share a word with the query, fuzzily (one edit)
-  or as a prefix, under the view's ablation parameters; the best
-  :data:`FULLTEXT_CANDIDATES` are re-scored with :func:`~graphtrail.kg.search.scan_entities`,
-  with the masked entities' placeholders (which no index holds). A graph without
-  the index still works: one warning prints the statement that creates it, and
-  search uses the label index below.
-- **LadybugDB** ships its full-text extension as a download
-  (``INSTALL fts`` fetches it from extension.ladybugdb.com), which an offline
-  machine cannot run. So LadybugDB graphs use :class:`LabelIndex`: the same
-  :class:`~graphtrail.kg.search.EntityIndex` as in memory, built from one read
-  of the entities' names, types and aliases at the first search, and the
+- **Up to :data:`LABEL_INDEX_MAX_ENTITIES` entities, either database** uses
+  :class:`LabelIndex`: the same :class:`~graphtrail.kg.search.EntityIndex` as
+  in memory, built from one read of the entities' names, types and aliases
+  (by the warm-up at open, :mod:`.warmup`, or else the first search), and the
   winners read back through the view (hidden, masked and text-blocked as the
-  view says, in the query).
+  view says, in the query). It ranks exactly as in memory, and a search costs
+  the database one lookup by id, cheap from a server's first query on.
+  (LadybugDB's full-text extension is a download, ``INSTALL fts`` from
+  extension.ladybugdb.com, which an offline machine cannot run.)
+- **A larger Neo4j graph** is searched through a full-text (Lucene) index over
+  entity names and aliases, which ``graphtrail kg import`` creates
+  (:data:`FULLTEXT_INDEX`), and a bigram index (:data:`GRAMS_INDEX`). A query
+  asks them for the labels that share a word with the query, fuzzily (one
+  edit) or as a prefix, or share character bigrams, under the view's ablation
+  parameters; the best :data:`FULLTEXT_CANDIDATES` and :data:`GRAM_CANDIDATES`
+  are re-scored with :func:`~graphtrail.kg.search.scan_entities`, with the
+  masked entities' placeholders (which no index holds). Such a graph without
+  the index still works: one warning prints the statement that creates it,
+  and search uses the label index.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rapidfuzz import utils
 
+from ..fields import parse_aliases
 from ..records import EntityRecord
 from ..search import EntityIndex, scan_entities
 from ..views import GraphFilter
@@ -39,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cypher import CypherGraph
 
 __all__ = [
-    "LabelIndex", "FULLTEXT_INDEX", "GRAMS_INDEX", "GRAMS_PROPERTY", "FULLTEXT_CANDIDATES", "GRAM_CANDIDATES",
+    "LabelIndex", "LABEL_INDEX_MAX_ENTITIES", "FULLTEXT_INDEX", "GRAMS_INDEX", "GRAMS_PROPERTY", "FULLTEXT_CANDIDATES", "GRAM_CANDIDATES",
     "fulltext_statement", "grams_statement", "lucene_query", "gram_tokens",
 ]  # fmt: skip
 
@@ -65,18 +70,38 @@ _MAX_ASK = 4096
 _MAX_WITHHELD = 20_000
 #: Filters whose visibility masks are kept (concurrent replays each hold one).
 _MASK_CACHE = 16
+#: A Neo4j graph of up to this many entities is searched with the label index (in this process, built once
+#: by the warm-up); a larger one through its full-text indexes. The label index answers in a few ms of this
+#: process's CPU and one lookup of the winners' records, and ranks exactly as in memory; a full-text search
+#: costs the server two Lucene queries whose code a just-started JVM runs interpreted (86 ms of CPU a search
+#: over a fresh server's first 25 at 1M edges, docs/datasets.md). Above it, the labels stay in the server
+#: rather than cost this process memory in proportion to them (as an in-memory graph does).
+LABEL_INDEX_MAX_ENTITIES = 1_000_000
+
+
+class LabelIndexCancelled(Exception):
+    """The warm-up's read of the labels was abandoned: the graph was closed or the process exits."""
 
 
 class LabelIndex:
-    """The in-memory search index over a database graph's labels, built once and shared by its views."""
+    """The in-memory search index over a database graph's labels, built once and shared by its views.
 
-    def __init__(self, base: "CypherGraph") -> None:
+    One read of every entity's id, name, type and aliases (no description), in
+    the graph's order, so the index is the one :func:`~graphtrail.kg.load_kg`
+    builds in memory and ranks exactly as it does.
+    """
+
+    def __init__(self, base: "CypherGraph", cancel: threading.Event | None = None) -> None:
         ids, names, types, aliases = [], [], [], []
-        for record in base.entities():
-            ids.append(record.id)
-            names.append(record.name)
-            types.append(record.type)
-            aliases.append(record.aliases)
+        rows = base._iter_rows("labels")
+        for eid, name, type_, alias in rows:
+            if cancel is not None and cancel.is_set():
+                rows.close()  # type: ignore[attr-defined]  # a generator: ends the read (and frees the connection)
+                raise LabelIndexCancelled("the label index read was abandoned (the graph was closed)")
+            ids.append(str(eid))
+            names.append(str(name))
+            types.append(str(type_ or "entity"))
+            aliases.append(tuple(parse_aliases(alias)))  # as CypherGraph reads them: one parser for every source
         self.index = EntityIndex(ids, names, types, aliases)
         self.position = {eid: i for i, eid in enumerate(ids)}
         self._masks: dict[GraphFilter, tuple[np.ndarray, list[int]]] = {}
@@ -215,8 +240,10 @@ def any_search(view: "CypherGraph", shared: Any, query: str, *, type: str | None
         return fulltext_search(view, query, type=type, limit=limit)
     index = shared.label_index
     if index is None:
-        with shared.lock:
+        warming = shared.warming  # the warm-up's build ends early if the graph is closed meanwhile
+        cancel = warming.abandon if warming is not None and warming.in_warmup_thread() else None
+        with shared.label_lock:  # not shared.lock: views and communities need not wait for the build
             if shared.label_index is None:
-                shared.label_index = LabelIndex(view._unfiltered())
+                shared.label_index = LabelIndex(view._unfiltered(), cancel)
             index = shared.label_index
     return index.search(view, query, type=type, limit=limit)
