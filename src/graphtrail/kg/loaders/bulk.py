@@ -57,9 +57,10 @@ class EmptyValue(Exception):
     """A value is empty once stripped: the caller's exact reader names where."""
 
 
-def _encoded(column: Any, strip: bool) -> tuple[np.ndarray, Any]:
+def _encoded(column: Any, strip: bool, changed: list[bool] | None = None) -> tuple[np.ndarray, Any]:
     """``(codes, distinct values)`` of a string column; ``strip``: values stripped as ``str.strip()`` does, by stripping the
-    distinct values only (and merging those that become equal). :class:`EmptyValue` when a value is or becomes empty."""
+    distinct values only (and merging those that become equal). :class:`EmptyValue` when a value is or becomes empty.
+    ``changed``: a list that gets ``True`` appended when stripping changed a value."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -77,6 +78,8 @@ def _encoded(column: Any, strip: bool) -> tuple[np.ndarray, Any]:
         if len(values) and pc.min(stripped_lengths).as_py() == 0:
             raise EmptyValue
         if pc.sum(lengths).as_py() != pc.sum(stripped_lengths).as_py():  # some value changed: merge the equal ones
+            if changed is not None:
+                changed.append(True)
             again = pc.dictionary_encode(stripped)
             codes = again.indices.to_numpy(zero_copy_only=False).astype(np.int64)[codes]
             values = again.dictionary
@@ -125,32 +128,55 @@ def end_positions(
     graph's entities in order of first appearance in head, tail, head, tail
     ... order, the order :meth:`KnowledgeGraph.add_relation` would create them in.
     ``strip``: the values stripped first (:class:`EmptyValue` if one is then empty).
+
+    When the graph has entities, every end is first looked up among the ids
+    as it is (one hash probe per end, into a table of the ids only); only the
+    ends that are not an id verbatim are then encoded, stripped and resolved.
+    An id is never empty or padded (both readers strip them), so an end equal
+    to one is the same end stripped.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     heads, tails = _text_column(heads), _text_column(tails)
     n = len(heads)
-    codes, values = _encoded(pa.chunked_array(heads.chunks + tails.chunks, type=heads.type), strip)
-    n_known = len(kg._store.ids)
-    position = np.full(len(values), -1, dtype=np.int64)
-    if n_known:
-        if known is None:
-            known = pa.array(kg._store.ids, type=pa.large_string())
-        found = pc.index_in(values, value_set=_text_column(known).combine_chunks())
-        position = found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    ends = pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
+    n_known = kg._store.n_entities()
+    if not n_known:  # every value is a new entity
+        codes, values = _encoded(ends, strip)
+        position = np.full(len(values), -1, dtype=np.int64)
+        rows = np.arange(len(codes), dtype=np.int64)
+    else:
+        id_set = _text_column(known if known is not None else kg._store.ids).combine_chunks()
+        at = pc.index_in(ends, value_set=id_set).fill_null(-1)
+        found = np.concatenate([c.to_numpy(zero_copy_only=False) for c in at.chunks]).astype(np.int64, copy=False) if at.num_chunks else np.zeros(0, np.int64)
+        rows = np.flatnonzero(found < 0)
+        if not len(rows):
+            return found[:n], found[n:], []
+        changed: list[bool] = []
+        codes, values = _encoded(ends.take(pa.array(rows)), strip, changed)
+        if changed:  # a padded end may be an id once stripped
+            position = pc.index_in(values, value_set=id_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        else:  # none is: each was looked up as it is
+            position = np.full(len(values), -1, dtype=np.int64)
         if by_name is not None and (position < 0).any():
             unresolved = np.flatnonzero(position < 0)
             position[unresolved] = by_name(values.take(pa.array(unresolved)))
     fresh = np.flatnonzero(position < 0)
     new_ids: list[str] = []
     if len(fresh):
-        first = first_positions(codes[:n], len(values), scale=2)
-        first = first_positions(codes[n:], len(values), out=first, scale=2, shift=1)
+        # where each end stands in the sequence head 0, tail 0, head 1, tail 1 ...
+        order = np.where(rows < n, 2 * rows, 2 * (rows - n) + 1)
+        first = np.full(len(values), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, codes, order)
         fresh = fresh[np.argsort(first[fresh], kind="stable")]
         position[fresh] = n_known + np.arange(len(fresh))
         new_ids = values.take(pa.array(fresh)).to_pylist()
-    return position[codes[:n]], position[codes[n:]], new_ids
+    if n_known:
+        found[rows] = position[codes]
+        return found[:n], found[n:], new_ids
+    located = position[codes]
+    return located[:n], located[n:], new_ids
 
 
 def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -158,13 +184,20 @@ def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Non
 
     ``keep``: the rows to keep (each key's first place, in row order);
     ``first``/``last``: for each key that repeats, its first and last row.
-    Only the rows whose key repeats are sorted again (usually a few).
+    Only the rows whose key repeats are sorted again (usually a few): found
+    through a bitmap of the repeated keys' low bits, then checked exactly.
     """
     ordered = np.sort(key)
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return None
-    repeated = np.flatnonzero(np.isin(key, ordered[1:][same]))
+    repeated_keys = ordered[1:][same]  # sorted, a key once per extra copy
+    low = (1 << 20) - 1
+    bitmap = np.zeros(low + 1, dtype=bool)
+    bitmap[repeated_keys & low] = True
+    maybe = np.flatnonzero(bitmap[key & low])
+    at = np.minimum(np.searchsorted(repeated_keys, key[maybe]), len(repeated_keys) - 1)
+    repeated = maybe[repeated_keys[at] == key[maybe]]
     order = repeated[np.argsort(key[repeated], kind="stable")]
     grouped = key[order]
     starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
@@ -219,7 +252,7 @@ def add_triples(
         except EmptyValue:
             return False
         rel_labels = labels.to_pylist()
-    n_nodes, n_rel = max(len(s.ids) + len(new_ids), 1), max(len(rel_labels), 1)
+    n_nodes, n_rel = max(s.n_entities() + len(new_ids), 1), max(len(rel_labels), 1)
     if n_nodes * n_nodes * n_rel >= 2**62:  # pragma: no cover - astronomically large graphs
         return False
     if new_ids:
@@ -234,7 +267,7 @@ def add_triples(
             rows[repeats[1]] = repeats[2]
             column = column.take(pa.array(rows[repeats[0]]))
         if len(column) and pc.max(pc.utf8_length(column)).as_py():
-            descriptions = column.to_pylist()
+            descriptions = column.to_pylist  # built when first read (a new graph's edges; else now)
     if repeats is not None:
         u, v, rel_codes = u[repeats[0]], v[repeats[0]], rel_codes[repeats[0]]
     s.append_edges(u, v, rel_labels, rel_codes, descriptions)
