@@ -129,14 +129,20 @@ def test_casefold_by_one_call_over_joined_strings_equals_each_strings_casefold()
 
 
 def test_repeated_triples_found_by_columns_as_a_dict_finds_them() -> None:
-    """Each key's first row kept, and its first and last row, even where distinct keys share their low bits (the bitmap's buckets)."""
+    """Each key's first row kept, and its first and last row, even where distinct keys share a 32-bit hash or its low bits."""
     import numpy as np
 
     from graphtrail.kg.loaders.bulk import _repeats
 
     rng = np.random.default_rng(5)
     base = rng.integers(0, 1 << 40, 5_000)
-    for key in (base, np.concatenate([base, base[rng.integers(0, 5_000, 700)], (base[:300] & ((1 << 20) - 1)) + (7 << 20)])):
+    mix = np.uint64(0x9E3779B97F4A7C15)
+    inverse = pow(0x9E3779B97F4A7C15, -1, 1 << 64)  # keys whose mixed hashes collide: same top 32 bits after mixing
+    colliding = np.array([((((int(k) * 0x9E3779B97F4A7C15) % (1 << 64)) ^ 1) * inverse) % (1 << 64) for k in base[:200]], dtype=np.uint64)
+    assert (((colliding * mix) >> np.uint64(32)) == ((base[:200].astype(np.uint64) * mix) >> np.uint64(32))).all()
+    colliding = colliding.astype(np.int64)  # may be negative as int64: the hash reads the same bits
+    for key in (base, np.concatenate([base, colliding]),
+                np.concatenate([base, colliding, base[rng.integers(0, 5_000, 700)], (base[:300] & ((1 << 20) - 1)) + (7 << 20)])):
         key = key[rng.permutation(len(key))]
         firsts: dict[int, int] = {}
         lasts: dict[int, int] = {}
@@ -152,3 +158,13 @@ def test_repeated_triples_found_by_columns_as_a_dict_finds_them() -> None:
         assert keep.tolist() == sorted(firsts.values())
         repeated = sorted(k for k in firsts if firsts[k] != lasts[k])
         assert first.tolist() == [firsts[k] for k in repeated] and last.tolist() == [lasts[k] for k in repeated]
+
+
+def test_index_in_finds_a_repeated_values_first_place() -> None:
+    """GraphRAG ends name the first entity with a title: the columns reader relies on ``index_in`` answering a repeat's first place."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    titles = pa.array(["b", "a", "b", "c", "a", "a"], type=pa.large_string())
+    found = pc.index_in(pa.array(["a", "b", "c", "d"], type=pa.large_string()), value_set=titles)
+    assert found.to_pylist() == [1, 0, 3, None]

@@ -179,31 +179,41 @@ def end_positions(
     return located[:n], located[n:], new_ids
 
 
+#: Odd 64-bit multiplier (Fibonacci hashing) mixing a triple's key into 32 bits.
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
 def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """``None`` when every key is distinct (one plain sort); else ``(keep, first, last)``.
+    """``None`` when every key is distinct; else ``(keep, first, last)``.
 
     ``keep``: the rows to keep (each key's first place, in row order);
-    ``first``/``last``: for each key that repeats, its first and last row.
-    Only the rows whose key repeats are sorted again (usually a few): found
-    through a bitmap of the repeated keys' low bits, then checked exactly.
+    ``first``/``last``: for each key that repeats, its first and last row (by key).
+    The keys' 32-bit hashes are sorted (faster than sorting the 64-bit keys):
+    distinct hashes mean distinct keys. Only the rows whose hash repeats
+    (the repeated triples, and a few hash collisions) are compared by key.
     """
-    ordered = np.sort(key)
+    hashed = ((key.astype(np.uint64, copy=False) * _MIX) >> np.uint64(32)).astype(np.uint32)
+    ordered = np.sort(hashed)
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return None
-    repeated_keys = ordered[1:][same]  # sorted, a key once per extra copy
+    repeated_hashes = ordered[1:][same]  # sorted, a hash once per extra copy
     low = (1 << 20) - 1
     bitmap = np.zeros(low + 1, dtype=bool)
-    bitmap[repeated_keys & low] = True
-    maybe = np.flatnonzero(bitmap[key & low])
-    at = np.minimum(np.searchsorted(repeated_keys, key[maybe]), len(repeated_keys) - 1)
-    repeated = maybe[repeated_keys[at] == key[maybe]]
-    order = repeated[np.argsort(key[repeated], kind="stable")]
+    bitmap[repeated_hashes & low] = True
+    maybe = np.flatnonzero(bitmap[hashed & low])
+    at = np.minimum(np.searchsorted(repeated_hashes, hashed[maybe]), len(repeated_hashes) - 1)
+    rows = maybe[repeated_hashes[at] == hashed[maybe]]  # ascending
+    order = rows[np.argsort(key[rows], kind="stable")]  # by key, then row
     grouped = key[order]
     starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
-    first, last = order[starts], order[np.concatenate((starts[1:], [len(order)])) - 1]
+    sizes = np.diff(np.append(starts, len(order)))
+    many = sizes > 1
+    if not many.any():  # only hash collisions
+        return None
+    first, last = order[starts[many]], order[(starts + sizes - 1)[many]]
     keep = np.ones(len(key), dtype=bool)
-    keep[repeated] = False
+    keep[order[np.repeat(many, sizes)]] = False
     keep[first] = True
     return np.flatnonzero(keep), first, last
 
