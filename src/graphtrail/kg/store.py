@@ -165,8 +165,8 @@ class _Store:
 
         ``rel`` indexes ``labels`` (mapped onto the graph's relation codes); the
         caller guarantees no (source, label, target) repeats, here or already.
-        ``descriptions``: one per edge, or a callable returning them (then some
-        must be non-empty; built on first read when the graph had no edges).
+        ``descriptions``: one per edge, or a callable returning them (built on
+        first read when the graph had no edges; the graph then keeps a list even if all are empty).
         """
         self.commit()
         codes = []

@@ -148,13 +148,13 @@ def end_positions(
         rows = np.arange(len(codes), dtype=np.int64)
     else:
         id_set = _text_column(known if known is not None else kg._store.ids).combine_chunks()
-        at = pc.index_in(ends, value_set=id_set).fill_null(-1)
-        found = np.concatenate([c.to_numpy(zero_copy_only=False) for c in at.chunks]).astype(np.int64, copy=False) if at.num_chunks else np.zeros(0, np.int64)
+        at = pc.index_in(ends, value_set=id_set)
+        found = np.concatenate([c.to_numpy(zero_copy_only=False) for c in at.fill_null(-1).chunks] or [np.zeros(0, np.int32)]).astype(np.int64)
         rows = np.flatnonzero(found < 0)
         if not len(rows):
             return found[:n], found[n:], []
         changed: list[bool] = []
-        codes, values = _encoded(ends.take(pa.array(rows)), strip, changed)
+        codes, values = _encoded(pc.filter(ends, pc.is_null(at)), strip, changed)  # chunk by chunk (a take would join them)
         if changed:  # a padded end may be an id once stripped
             position = pc.index_in(values, value_set=id_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
         else:  # none is: each was looked up as it is
@@ -272,12 +272,13 @@ def add_triples(
     descriptions = None
     if description_column is not None:
         column = _text_column(description_column)
-        if repeats is not None:  # a repeated triple keeps its first place and its last description
-            rows = np.arange(n)
-            rows[repeats[1]] = repeats[2]
-            column = column.take(pa.array(rows[repeats[0]]))
-        if len(column) and pc.max(pc.utf8_length(column)).as_py():
-            descriptions = column.to_pylist  # built when first read (a new graph's edges; else now)
+        if len(column) and pc.max(pc.utf8_length(column)).as_py():  # built when first read (a new graph's edges; else now)
+            descriptions = column.to_pylist
+            if repeats is not None:  # a repeated triple keeps its first place and its last description
+                rows = np.arange(n)
+                rows[repeats[1]] = repeats[2]
+                kept = pa.array(rows[repeats[0]])
+                descriptions = lambda: column.take(kept).to_pylist()
     if repeats is not None:
         u, v, rel_codes = u[repeats[0]], v[repeats[0]], rel_codes[repeats[0]]
     s.append_edges(u, v, rel_labels, rel_codes, descriptions)
