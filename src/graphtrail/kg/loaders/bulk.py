@@ -18,7 +18,7 @@ import numpy as np
 
 from ..graph import KnowledgeGraph
 
-__all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused"]
+__all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused", "RepeatedId"]
 
 
 @contextmanager
@@ -55,6 +55,10 @@ def first_positions(codes: np.ndarray, k: int, out: np.ndarray | None = None, sc
 
 class EmptyValue(Exception):
     """A value is empty once stripped: the caller's exact reader names where."""
+
+
+class RepeatedId(Exception):
+    """``known`` repeats an id (see :func:`end_positions`): the caller's exact reader names where."""
 
 
 def _encoded(column: Any, strip: bool, changed: list[bool] | None = None) -> tuple[np.ndarray, Any]:
@@ -119,6 +123,7 @@ NameResolver = Callable[[Any], np.ndarray]
 
 def end_positions(
     kg: KnowledgeGraph, heads: Any, tails: Any, known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
+    check_known: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Head and tail values as node positions, in columns: ``(u, v, new ids)``.
 
@@ -133,7 +138,9 @@ def end_positions(
     as it is (one hash probe per end, into a table of the ids only); only the
     ends that are not an id verbatim are then encoded, stripped and resolved.
     An id is never empty or padded (both readers strip them), so an end equal
-    to one is the same end stripped.
+    to one is the same end stripped. ``check_known``: the ids in ``known`` are
+    looked up too, in the same pass, to check that none repeats (:class:`RepeatedId`):
+    a table already built from them costs less than hashing them twice.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -148,13 +155,18 @@ def end_positions(
         rows = np.arange(len(codes), dtype=np.int64)
     else:
         id_set = _text_column(known if known is not None else kg._store.ids).combine_chunks()
-        at = pc.index_in(ends, value_set=id_set)
-        found = np.concatenate([c.to_numpy(zero_copy_only=False) for c in at.fill_null(-1).chunks] or [np.zeros(0, np.int32)]).astype(np.int64)
+        looked_up = pa.chunked_array([id_set.cast(ends.type), *ends.chunks], type=ends.type) if check_known else ends
+        at = pc.index_in(looked_up, value_set=id_set).fill_null(-1)
+        found = np.concatenate([c.to_numpy(zero_copy_only=False) for c in at.chunks] or [np.zeros(0, np.int32)]).astype(np.int64)
+        if check_known:  # each id must find itself: index_in answers a repeated one with its first place
+            if (found[: len(id_set)] != np.arange(len(id_set))).any():
+                raise RepeatedId
+            found = found[len(id_set) :]
         rows = np.flatnonzero(found < 0)
         if not len(rows):
             return found[:n], found[n:], []
         changed: list[bool] = []
-        codes, values = _encoded(pc.filter(ends, pc.is_null(at)), strip, changed)  # chunk by chunk (a take would join them)
+        codes, values = _encoded(pc.filter(ends, pa.array(found < 0)), strip, changed)  # chunk by chunk (a take would join them)
         if changed:  # a padded end may be an id once stripped
             position = pc.index_in(values, value_set=id_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
         else:  # none is: each was looked up as it is
@@ -222,6 +234,7 @@ def add_triples(
     kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, *,
     known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
     coded: tuple[np.ndarray, np.ndarray] | None = None, relation_codes: tuple[np.ndarray, list[str]] | None = None,
+    check_known: bool = False,
 ) -> bool:
     """Add the triples in string columns (Arrow arrays or lists) and optional descriptions, as integer columns.
 
@@ -248,7 +261,7 @@ def add_triples(
         u, v = coded
     else:
         try:
-            u, v, new_ids = end_positions(kg, heads, tails, known, by_name, strip)
+            u, v, new_ids = end_positions(kg, heads, tails, known, by_name, strip, check_known)
         except EmptyValue:
             return False
     n = len(u)

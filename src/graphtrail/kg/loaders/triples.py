@@ -20,7 +20,7 @@ from ..graph import KnowledgeGraph
 from .delimited import (
     PY_WHITESPACE, delimiter_name, fast_columns, leading_line, mapped_bytes, read_bytes, read_records, read_text, sniff_delimiter,
 )
-from .bulk import add_triples, gc_paused
+from .bulk import RepeatedId, add_triples, gc_paused
 from .paths import PathLike, graph_name
 from .textcolumns import alias_tuples, casefold
 
@@ -76,7 +76,9 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
     """The entity table's columns read with pyarrow, or ``None`` when the exact reader must decide.
 
     Declines (and the exact reader then names the line) on anything it would
-    have to report: a missing id column, an empty or repeated id, ragged rows.
+    have to report: a missing id column, an empty id, ragged rows. A repeated
+    id is found later, while the triples' ends are looked up among the ids
+    (:class:`~.bulk.RepeatedId`, or by the id index the exact reader builds), saving a pass over them.
     Returns ``n`` (the number of entities), ``arrow_ids``/``arrow_names`` (for
     resolving triples in columns) and the five columns the graph stores, each
     as a builder of its Python list: the graph builds them when first read.
@@ -99,8 +101,6 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
     ids = body["id"]
     n = len(ids)
     if n == 0 or pc.min(pc.utf8_length(ids)).as_py() == 0:
-        return None
-    if pc.count_distinct(ids).as_py() < n:  # a repeated id: the exact reader names both lines
         return None
     _warn_unread_columns(path, header_line, header, [i for i, n in enumerate(names) if n in _ENTITY_COLUMNS], ", ".join(_ENTITY_COLUMNS))
 
@@ -247,11 +247,17 @@ def load_triples(
             else:  # the exact reader read the table
                 known, by_name = None, _name_resolver(kg._store.names)
             with gc_paused():  # many strings and tuples, no cycles
-                loaded = _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), known, by_name)
+                try:
+                    loaded = _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), known, by_name, table is not None)
+                except RepeatedId:
+                    _read_entity_table(table_path)  # type: ignore[arg-type]  # names the repeated id's lines
+                    raise KGError(f"{table_path}: an entity id is repeated") from None  # pragma: no cover - the exact reader raised
             if loaded:
                 return kg
         raw = raw if isinstance(raw, bytes) else read_bytes(path)  # the exact reader decodes it
     known_ids = kg._store.index
+    if table is not None and len(known_ids) < kg._store.n_entities():  # the fast table reader left repeats to be found
+        _read_entity_table(table_path)  # type: ignore[arg-type]  # names the repeated id's lines
     names = _names_bycasefold(kg._store.ids, kg._store.names) if table_path is not None else {}
 
     def resolve(value: str) -> str:
@@ -297,7 +303,7 @@ def _header_columns(path: Path, lineno: int, header: Sequence[str], warn: bool =
     return (0, 1, 2, description if description is not None else -1)
 
 
-def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str, known: Any, by_name: Any) -> bool:
+def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str, known: Any, by_name: Any, check_known: bool = False) -> bool:
     """Load with pyarrow, in columns; ``False`` (no triple added) whenever the exact reader must decide or pyarrow is missing."""
     try:
         import pyarrow.compute as pc
@@ -320,7 +326,7 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str,
         return False
     heads, relations, tails = (columns[i].slice(skip) for i in range(3))
     descriptions = pc.utf8_trim(columns[desc_col].slice(skip), characters=PY_WHITESPACE) if 0 <= desc_col < len(columns) else None
-    if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True):
+    if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True, check_known=check_known):
         return False  # an empty cell (the exact reader names its line), or no pyarrow
     if skip:
         _header_columns(path, header_line, first)  # warns about columns it does not read
