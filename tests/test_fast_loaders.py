@@ -57,6 +57,10 @@ def test_a_repeated_id_in_a_large_table_is_named_by_line(big_table: Path, tmp_pa
     (tmp_path / "g.tsv").write_text(big_table.read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(KGError, match=r"g.entities.tsv line 20002: duplicate entity id 'E4' \(first on line 6\)"):
         load_kg(tmp_path / "g.tsv", cache_communities=False)
+    # The fast table reader leaves repeats to the lookup of the triples' ends; small triples are read exactly, and still find it.
+    (tmp_path / "g.tsv").write_text("E1\tknows\tE2\nE4\tknows\tE5\n", encoding="utf-8")
+    with pytest.raises(KGError, match=r"g.entities.tsv line 20002: duplicate entity id 'E4' \(first on line 6\)"):
+        load_kg(tmp_path / "g.tsv", cache_communities=False)
 
 
 def test_node_link_and_graphml_build_what_add_relation_builds(tmp_path: Path) -> None:
@@ -108,3 +112,63 @@ def test_names_casefold_in_columns_as_python_casefolds_them() -> None:
 
     names = ["Straße", "STRASSE", "ǅemal", "ΣΊΣΥΦΟΣ", "ﬁne", "Ünïcode", "plain ASCII", "İstanbul", ""]
     assert textcolumns.casefold(pa.array(names)).to_pylist() == [n.casefold() for n in names]
+
+
+def test_casefold_by_one_call_over_joined_strings_equals_each_strings_casefold() -> None:
+    """The non-ASCII strings are folded joined by NUL and split again: every boundary must survive (slices, NULs, both string types)."""
+    import random
+
+    import pyarrow as pa
+
+    pick = random.Random(31)
+    alphabet = ["a", "Z", " ", "ß", "ẞ", "ﬃ", "Σ", "ς", "İ", "ı", "ǅ", "Ω", "\u0345", "\u1e9e", "é", "\U0001e900", "\x00", "\u2028",
+                "Ł", "µ", "ſ", "ŉ", "ǰ", "Я", "ё", "ϐ", "ϑ", "ϰ", "ϵ", "Ꭰ", "\u052f", "\u0530"]
+    names = ["".join(pick.choice(alphabet) for _ in range(pick.randint(0, 8))) for _ in range(3_000)]
+    names += [chr(c) for c in range(0x600) if not 0xD800 <= c < 0xE000]  # each letter where Arrow may fold
+    for kind in (pa.string(), pa.large_string()):
+        column = pa.array(["x"] + names, type=kind).slice(1)  # an offset into the buffers
+        assert textcolumns.casefold(column).to_pylist() == [n.casefold() for n in names]
+        no_nul = [n.replace("\x00", "") for n in names]
+        assert textcolumns.casefold(pa.array(["y"] + no_nul, type=kind).slice(1)).to_pylist() == [n.casefold() for n in no_nul]
+
+
+def test_repeated_triples_found_by_columns_as_a_dict_finds_them() -> None:
+    """Each key's first row kept, and its first and last row, even where distinct keys share a 32-bit hash or its low bits."""
+    import numpy as np
+
+    from graphtrail.kg.loaders.bulk import _repeats
+
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 1 << 40, 5_000)
+    mix = np.uint64(0x9E3779B97F4A7C15)
+    inverse = pow(0x9E3779B97F4A7C15, -1, 1 << 64)  # keys whose mixed hashes collide: same top 32 bits after mixing
+    colliding = np.array([((((int(k) * 0x9E3779B97F4A7C15) % (1 << 64)) ^ 1) * inverse) % (1 << 64) for k in base[:200]], dtype=np.uint64)
+    assert (((colliding * mix) >> np.uint64(32)) == ((base[:200].astype(np.uint64) * mix) >> np.uint64(32))).all()
+    colliding = colliding.astype(np.int64)  # may be negative as int64: the hash reads the same bits
+    for key in (base, np.concatenate([base, colliding]),
+                np.concatenate([base, colliding, base[rng.integers(0, 5_000, 700)], (base[:300] & ((1 << 20) - 1)) + (7 << 20)])):
+        key = key[rng.permutation(len(key))]
+        firsts: dict[int, int] = {}
+        lasts: dict[int, int] = {}
+        for row, k in enumerate(key.tolist()):
+            firsts.setdefault(k, row)
+            lasts[k] = row
+        found = _repeats(key)
+        if len(firsts) == len(key):
+            assert found is None
+            continue
+        assert found is not None
+        keep, first, last = found
+        assert keep.tolist() == sorted(firsts.values())
+        repeated = sorted(k for k in firsts if firsts[k] != lasts[k])
+        assert first.tolist() == [firsts[k] for k in repeated] and last.tolist() == [lasts[k] for k in repeated]
+
+
+def test_index_in_finds_a_repeated_values_first_place() -> None:
+    """GraphRAG ends name the first entity with a title: the columns reader relies on ``index_in`` answering a repeat's first place."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    titles = pa.array(["b", "a", "b", "c", "a", "a"], type=pa.large_string())
+    found = pc.index_in(pa.array(["a", "b", "c", "d"], type=pa.large_string()), value_set=titles)
+    assert found.to_pylist() == [1, 0, 3, None]

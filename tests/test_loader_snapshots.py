@@ -32,6 +32,7 @@ import pytest
 
 from graphtrail.kg import KnowledgeGraph, load_kg
 from graphtrail.kg.errors import KGWarning
+from graphtrail.kg.loaders import delimited as delimited_mod
 from graphtrail.kg.loaders import triples as triples_mod
 
 DATA = Path(__file__).parent / "data"
@@ -137,8 +138,9 @@ MODES = ("default", "fast", "exact", "no-pyarrow")
 
 
 def _mode(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if mode == "fast":  # the pyarrow readers even on small files
+    if mode == "fast":  # the pyarrow readers even on small files, reading them through a memory map
         monkeypatch.setattr(triples_mod, "FAST_PATH_BYTES", 0)
+        monkeypatch.setattr(delimited_mod, "MAP_FROM_BYTES", 1)
     elif mode == "exact":
         monkeypatch.setattr(triples_mod, "FAST_PATH_BYTES", 1 << 62)
     elif mode == "no-pyarrow":

@@ -269,7 +269,7 @@ class KnowledgeGraph:
         return entity_id in self._store.index and entity_id not in self._hidden()
 
     def __len__(self) -> int:
-        n = len(self._store.ids)
+        n = self._store.n_entities()
         if self.graph_filter is not None and self.graph_filter.hidden:
             n -= self._store.for_filter(self.graph_filter)["n_hidden"]
         return n

@@ -6,6 +6,12 @@ first read and rebuilt after a change. Everything derived from the data (the
 CSR, the networkx copy, the search index, the sets a filter implies) is cached
 here against :attr:`_Store.version`, so a view costs nothing to make.
 
+The loaders that work in columns may leave an entity attribute (or the edge
+descriptions) as a builder instead of a Python list: :class:`_Lazy` calls it
+the first time anything reads that attribute, so a load does not pay for
+millions of Python strings and tuples that nothing may ever read (a graph
+walk needs the arrays; only a search or a record needs the names and aliases).
+
 This module holds data and caches, not the read API: that is the graph's.
 """
 
@@ -31,10 +37,42 @@ _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _FILTER_CACHE_SIZE = 64
 
 
+class _Lazy:
+    """A store attribute that a loader may leave as a builder: built (once, under the store's lock) when first read.
+
+    A non-data descriptor: once built, the value sits in the instance's
+    ``__dict__`` and is read and assigned as a plain attribute, at no cost.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, store: "_Store | None", owner: type | None = None) -> Any:
+        if store is None:
+            return self
+        with store.lock:
+            values = store.__dict__
+            if self.name not in values:
+                values[self.name] = store._builders.pop(self.name)()
+            return values[self.name]
+
+
+
 class _Store:
     """The graph's data, shared by a :class:`KnowledgeGraph` and every filtered view of it."""
 
+    ids = _Lazy()
+    index = _Lazy()
+    names = _Lazy()
+    types = _Lazy()
+    descriptions = _Lazy()
+    aliases = _Lazy()
+    edge_desc = _Lazy()
+
     def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._builders: dict[str, Callable[[], Any]] = {}
+        self._n_lazy = 0  # how many entities the builders hold
         self.ids: list[str] = []
         self.index: dict[str, int] = {}
         self.names: list[str] = []
@@ -64,7 +102,34 @@ class _Store:
         self._index_version = -1
         self._by_entity: dict[str, list[str]] | None = None
         self._filters: OrderedDict[GraphFilter, dict[str, Any]] = OrderedDict()
-        self.lock = threading.RLock()
+
+    def _later(self, name: str, build: Callable[[], Any]) -> None:
+        """Leave attribute ``name`` to ``build()`` on first read."""
+        self.__dict__.pop(name, None)
+        self._builders[name] = build
+
+    def n_entities(self) -> int:
+        """How many entities the graph holds, without building the id list."""
+        return len(self.__dict__["ids"]) if "ids" in self.__dict__ else self._n_lazy
+
+    def adopt_columns(self, n: int, columns: dict[str, Any]) -> None:
+        """Take the entity attributes of a new graph as lists or builders (the column loaders' fast path).
+
+        ``columns``: ``ids``, ``names``, ``types``, ``descriptions`` and
+        ``aliases`` of ``n`` distinct new entities, each a list or a zero-argument
+        callable returning one (called on first read); ``index`` (id -> position)
+        is built from the ids when first read. Only for an empty store.
+        """
+        assert not self.n_entities() and not self.n_edges(), "adopt_columns fills an empty graph"
+        for name in ("ids", "names", "types", "descriptions", "aliases"):
+            value = columns[name]
+            if callable(value):
+                self._later(name, value)
+            else:
+                self.__dict__[name] = value
+        self._n_lazy = n
+        self._later("index", lambda: dict(zip(self.ids, range(len(self.ids)))))
+        self.changed()
 
     def add_entities(
         self, ids: list[str], names: list[str], types: list[str], descriptions: list[str], aliases: list[tuple[str, ...]],
@@ -73,24 +138,35 @@ class _Store:
         """Append many new entities at once (the loaders' fast path; the caller guarantees the ids are new and distinct).
 
         ``index``: ``{id: position in ids}`` when the caller built it already (to check the ids are distinct).
+        A column still left to its builder stays so: the new values are appended when it is built.
         """
-        start = len(self.ids)
-        self.ids.extend(ids)
-        if index is not None and not start:
-            self.index = index
-        else:
-            self.index.update(zip(ids, range(start, start + len(ids))))
-        self.names.extend(names)
-        self.types.extend(types)
-        self.descriptions.extend(descriptions)
-        self.aliases.extend(aliases)
+        with self.lock:
+            start = self.n_entities()
+            for name, values in (("ids", ids), ("names", names), ("types", types), ("descriptions", descriptions), ("aliases", aliases)):
+                build = self._builders.get(name)
+                if build is not None:
+                    self._builders[name] = lambda build=build, values=values: build() + list(values)
+                else:
+                    getattr(self, name).extend(values)
+            if "ids" in self._builders:
+                self._n_lazy += len(ids)
+            if "index" in self._builders:
+                pass  # built from the whole id list when first read
+            elif index is not None and not start:
+                self.index = index
+            else:
+                self.index.update(zip(ids, range(start, start + len(ids))))
         self.changed()
 
-    def append_edges(self, src: np.ndarray, dst: np.ndarray, labels: list[str], rel: np.ndarray, descriptions: list[str] | None) -> None:
+    def append_edges(
+        self, src: np.ndarray, dst: np.ndarray, labels: list[str], rel: np.ndarray, descriptions: list[str] | Callable[[], list[str]] | None,
+    ) -> None:
         """Append many new edges between existing nodes at once (the loaders' fast path).
 
         ``rel`` indexes ``labels`` (mapped onto the graph's relation codes); the
         caller guarantees no (source, label, target) repeats, here or already.
+        ``descriptions``: one per edge, or a callable returning them (built on
+        first read when the graph had no edges; the graph then keeps a list even if all are empty).
         """
         self.commit()
         codes = []
@@ -107,12 +183,17 @@ class _Store:
             self.src, self.dst, self.rel = np.concatenate([self.src, src]), np.concatenate([self.dst, dst]), np.concatenate([self.rel, mapped])
         else:
             self.src, self.dst, self.rel = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), mapped
-        if descriptions is not None and any(descriptions):
-            if self.edge_desc is None:
-                self.edge_desc = [""] * start
-            self.edge_desc.extend(descriptions)
-        elif self.edge_desc is not None:
-            self.edge_desc.extend([""] * len(src))
+        if callable(descriptions) and not start:  # the graph's first edges: their descriptions are built on first read
+            self._later("edge_desc", descriptions)
+        else:
+            if callable(descriptions):
+                descriptions = descriptions()
+            if descriptions is not None and any(descriptions):
+                if self.edge_desc is None:
+                    self.edge_desc = [""] * start
+                self.edge_desc.extend(descriptions)
+            elif self.edge_desc is not None:
+                self.edge_desc.extend([""] * len(src))
         self.edge_at = None
         self.changed()
 
@@ -142,7 +223,7 @@ class _Store:
         with self.lock:
             if self._csr is None or self._csr_version != self.version:
                 self.commit()
-                n = len(self.ids)
+                n = self.n_entities()
                 out_edges = np.argsort(self.src, kind="stable")
                 in_edges = np.argsort(self.dst, kind="stable")
                 out_ptr = np.zeros(n + 1, dtype=np.int64)

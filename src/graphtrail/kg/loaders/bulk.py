@@ -18,7 +18,7 @@ import numpy as np
 
 from ..graph import KnowledgeGraph
 
-__all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused"]
+__all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused", "RepeatedId"]
 
 
 @contextmanager
@@ -57,9 +57,14 @@ class EmptyValue(Exception):
     """A value is empty once stripped: the caller's exact reader names where."""
 
 
-def _encoded(column: Any, strip: bool) -> tuple[np.ndarray, Any]:
+class RepeatedId(Exception):
+    """``known`` repeats an id (see :func:`end_positions`): the caller's exact reader names where."""
+
+
+def _encoded(column: Any, strip: bool, changed: list[bool] | None = None) -> tuple[np.ndarray, Any]:
     """``(codes, distinct values)`` of a string column; ``strip``: values stripped as ``str.strip()`` does, by stripping the
-    distinct values only (and merging those that become equal). :class:`EmptyValue` when a value is or becomes empty."""
+    distinct values only (and merging those that become equal). :class:`EmptyValue` when a value is or becomes empty.
+    ``changed``: a list that gets ``True`` appended when stripping changed a value."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -77,6 +82,8 @@ def _encoded(column: Any, strip: bool) -> tuple[np.ndarray, Any]:
         if len(values) and pc.min(stripped_lengths).as_py() == 0:
             raise EmptyValue
         if pc.sum(lengths).as_py() != pc.sum(stripped_lengths).as_py():  # some value changed: merge the equal ones
+            if changed is not None:
+                changed.append(True)
             again = pc.dictionary_encode(stripped)
             codes = again.indices.to_numpy(zero_copy_only=False).astype(np.int64)[codes]
             values = again.dictionary
@@ -116,6 +123,7 @@ NameResolver = Callable[[Any], np.ndarray]
 
 def end_positions(
     kg: KnowledgeGraph, heads: Any, tails: Any, known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
+    check_known: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Head and tail values as node positions, in columns: ``(u, v, new ids)``.
 
@@ -125,52 +133,99 @@ def end_positions(
     graph's entities in order of first appearance in head, tail, head, tail
     ... order, the order :meth:`KnowledgeGraph.add_relation` would create them in.
     ``strip``: the values stripped first (:class:`EmptyValue` if one is then empty).
+
+    When the graph has entities, every end is first looked up among the ids
+    as it is (one hash probe per end, into a table of the ids only); only the
+    ends that are not an id verbatim are then encoded, stripped and resolved.
+    An id is never empty or padded (both readers strip them), so an end equal
+    to one is the same end stripped. ``check_known``: the ids in ``known`` are
+    looked up too, in the same pass, to check that none repeats (:class:`RepeatedId`):
+    a table already built from them costs less than hashing them twice.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     heads, tails = _text_column(heads), _text_column(tails)
     n = len(heads)
-    codes, values = _encoded(pa.chunked_array(heads.chunks + tails.chunks, type=heads.type), strip)
-    n_known = len(kg._store.ids)
-    position = np.full(len(values), -1, dtype=np.int64)
-    if n_known:
-        if known is None:
-            known = pa.array(kg._store.ids, type=pa.large_string())
-        found = pc.index_in(values, value_set=_text_column(known).combine_chunks())
-        position = found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    ends = pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
+    n_known = kg._store.n_entities()
+    if not n_known:  # every value is a new entity
+        codes, values = _encoded(ends, strip)
+        position = np.full(len(values), -1, dtype=np.int64)
+        rows = np.arange(len(codes), dtype=np.int64)
+    else:
+        id_set = _text_column(known if known is not None else kg._store.ids).combine_chunks()
+        looked_up = pa.chunked_array([id_set.cast(ends.type), *ends.chunks], type=ends.type) if check_known else ends
+        at = pc.index_in(looked_up, value_set=id_set).fill_null(-1)
+        found = np.concatenate([c.to_numpy(zero_copy_only=False) for c in at.chunks] or [np.zeros(0, np.int32)]).astype(np.int64)
+        if check_known:  # each id must find itself: index_in answers a repeated one with its first place
+            if (found[: len(id_set)] != np.arange(len(id_set))).any():
+                raise RepeatedId
+            found = found[len(id_set) :]
+        rows = np.flatnonzero(found < 0)
+        if not len(rows):
+            return found[:n], found[n:], []
+        changed: list[bool] = []
+        codes, values = _encoded(pc.filter(ends, pa.array(found < 0)), strip, changed)  # chunk by chunk (a take would join them)
+        if changed:  # a padded end may be an id once stripped
+            position = pc.index_in(values, value_set=id_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        else:  # none is: each was looked up as it is
+            position = np.full(len(values), -1, dtype=np.int64)
         if by_name is not None and (position < 0).any():
             unresolved = np.flatnonzero(position < 0)
             position[unresolved] = by_name(values.take(pa.array(unresolved)))
     fresh = np.flatnonzero(position < 0)
     new_ids: list[str] = []
     if len(fresh):
-        first = first_positions(codes[:n], len(values), scale=2)
-        first = first_positions(codes[n:], len(values), out=first, scale=2, shift=1)
+        # where each end stands in the sequence head 0, tail 0, head 1, tail 1 ...
+        order = np.where(rows < n, 2 * rows, 2 * (rows - n) + 1)
+        first = np.full(len(values), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, codes, order)
         fresh = fresh[np.argsort(first[fresh], kind="stable")]
         position[fresh] = n_known + np.arange(len(fresh))
         new_ids = values.take(pa.array(fresh)).to_pylist()
-    return position[codes[:n]], position[codes[n:]], new_ids
+    if n_known:
+        found[rows] = position[codes]
+        return found[:n], found[n:], new_ids
+    located = position[codes]
+    return located[:n], located[n:], new_ids
+
+
+#: Odd 64-bit multiplier (Fibonacci hashing) mixing a triple's key into 32 bits.
+_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """``None`` when every key is distinct (one plain sort); else ``(keep, first, last)``.
+    """``None`` when every key is distinct; else ``(keep, first, last)``.
 
     ``keep``: the rows to keep (each key's first place, in row order);
-    ``first``/``last``: for each key that repeats, its first and last row.
-    Only the rows whose key repeats are sorted again (usually a few).
+    ``first``/``last``: for each key that repeats, its first and last row (by key).
+    The keys' 32-bit hashes are sorted (faster than sorting the 64-bit keys):
+    distinct hashes mean distinct keys. Only the rows whose hash repeats
+    (the repeated triples, and a few hash collisions) are compared by key.
     """
-    ordered = np.sort(key)
+    hashed = ((key.astype(np.uint64, copy=False) * _MIX) >> np.uint64(32)).astype(np.uint32)
+    ordered = np.sort(hashed)
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return None
-    repeated = np.flatnonzero(np.isin(key, ordered[1:][same]))
-    order = repeated[np.argsort(key[repeated], kind="stable")]
+    repeated_hashes = ordered[1:][same]  # sorted, a hash once per extra copy
+    low = (1 << 20) - 1
+    bitmap = np.zeros(low + 1, dtype=bool)
+    bitmap[repeated_hashes & low] = True
+    maybe = np.flatnonzero(bitmap[hashed & low])
+    at = np.minimum(np.searchsorted(repeated_hashes, hashed[maybe]), len(repeated_hashes) - 1)
+    rows = maybe[repeated_hashes[at] == hashed[maybe]]  # ascending
+    order = rows[np.argsort(key[rows], kind="stable")]  # by key, then row
     grouped = key[order]
     starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
-    first, last = order[starts], order[np.concatenate((starts[1:], [len(order)])) - 1]
+    sizes = np.diff(np.append(starts, len(order)))
+    many = sizes > 1
+    if not many.any():  # only hash collisions
+        return None
+    first, last = order[starts[many]], order[(starts + sizes - 1)[many]]
     keep = np.ones(len(key), dtype=bool)
-    keep[repeated] = False
+    keep[order[np.repeat(many, sizes)]] = False
     keep[first] = True
     return np.flatnonzero(keep), first, last
 
@@ -179,6 +234,7 @@ def add_triples(
     kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, *,
     known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
     coded: tuple[np.ndarray, np.ndarray] | None = None, relation_codes: tuple[np.ndarray, list[str]] | None = None,
+    check_known: bool = False,
 ) -> bool:
     """Add the triples in string columns (Arrow arrays or lists) and optional descriptions, as integer columns.
 
@@ -205,7 +261,7 @@ def add_triples(
         u, v = coded
     else:
         try:
-            u, v, new_ids = end_positions(kg, heads, tails, known, by_name, strip)
+            u, v, new_ids = end_positions(kg, heads, tails, known, by_name, strip, check_known)
         except EmptyValue:
             return False
     n = len(u)
@@ -219,7 +275,7 @@ def add_triples(
         except EmptyValue:
             return False
         rel_labels = labels.to_pylist()
-    n_nodes, n_rel = max(len(s.ids) + len(new_ids), 1), max(len(rel_labels), 1)
+    n_nodes, n_rel = max(s.n_entities() + len(new_ids), 1), max(len(rel_labels), 1)
     if n_nodes * n_nodes * n_rel >= 2**62:  # pragma: no cover - astronomically large graphs
         return False
     if new_ids:
@@ -229,12 +285,13 @@ def add_triples(
     descriptions = None
     if description_column is not None:
         column = _text_column(description_column)
-        if repeats is not None:  # a repeated triple keeps its first place and its last description
-            rows = np.arange(n)
-            rows[repeats[1]] = repeats[2]
-            column = column.take(pa.array(rows[repeats[0]]))
-        if len(column) and pc.max(pc.utf8_length(column)).as_py():
-            descriptions = column.to_pylist()
+        if len(column) and pc.max(pc.utf8_length(column)).as_py():  # built when first read (a new graph's edges; else now)
+            descriptions = column.to_pylist
+            if repeats is not None:  # a repeated triple keeps its first place and its last description
+                rows = np.arange(n)
+                rows[repeats[1]] = repeats[2]
+                kept = pa.array(rows[repeats[0]])
+                descriptions = lambda: column.take(kept).to_pylist()
     if repeats is not None:
         u, v, rel_codes = u[repeats[0]], v[repeats[0]], rel_codes[repeats[0]]
     s.append_edges(u, v, rel_labels, rel_codes, descriptions)

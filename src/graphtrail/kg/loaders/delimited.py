@@ -21,22 +21,67 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import mmap
+import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..errors import KGError
 
-__all__ = ["read_text", "sniff_delimiter", "read_records", "fast_columns", "delimiter_name", "Records"]
+__all__ = ["read_text", "sniff_delimiter", "read_records", "fast_columns", "delimiter_name", "Records", "mapped_bytes", "leading_line"]
 
 Records = list[tuple[int, list[str]]]
 
 # Leading "#" (after spaces/tabs) on some line: a comment, which pyarrow has no notion of.
 _COMMENT = re.compile(rb"(?:^|[\n\r])[ \t]*#")
-def _needs_exact_reader(raw: bytes) -> bool:
-    """Comment lines or NULs: ``in`` scans (memchr) first, the regex only when a ``#`` is present."""
-    return b"\x00" in raw or (b"#" in raw and _COMMENT.search(raw) is not None)
+_LEADING_NEWLINES = re.compile(rb"[\r\n]*")
+
+
+def _needs_exact_reader(raw: Any) -> bool:
+    """Comment lines or NULs: ``find`` scans (memchr) first, the regex only when a ``#`` is present."""
+    return raw.find(b"\x00") >= 0 or (raw.find(b"#") >= 0 and _COMMENT.search(raw) is not None)
+
+
+def leading_line(raw: Any) -> int:
+    """The 1-based line the first record starts on, past blank lines at the start of ``raw`` (bytes or a map)."""
+    skipped = _LEADING_NEWLINES.match(raw)
+    return raw[: skipped.end() if skipped else 0].count(b"\n") + 1
+
+
+#: Uncompressed files at least this large are mapped into memory for the pyarrow reader instead of read into a copy.
+MAP_FROM_BYTES = 1 << 20
+
+
+@contextmanager
+def mapped_bytes(path: Path) -> Iterator[Any]:
+    """The file's bytes: a read-only memory map of a large uncompressed file (no copy), else :func:`read_bytes`.
+
+    A map supports what the fast reader needs (``len``, slices, ``find``,
+    regular expressions, the buffer protocol), not ``bytes`` methods such as
+    ``decode``: the exact reader reads the file again. The map is closed on
+    exit unless something still holds a view of it (then when that is freed).
+    """
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        mapped = None
+        if size >= MAP_FROM_BYTES and fh.read(2) != b"\x1f\x8b":
+            try:
+                mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):  # a file system that cannot map: read it
+                mapped = None
+    if mapped is None:
+        yield read_bytes(path)
+        return
+    try:
+        yield mapped
+    finally:
+        try:
+            mapped.close()
+        except BufferError:  # an Arrow buffer still views it: closed when freed
+            pass
 
 
 #: Files at least this large are parsed by several threads: less wall time, more CPU time (each thread's share of
@@ -140,11 +185,23 @@ def read_records(path: Path, text: str, delimiter: str) -> Records:
         rows.append((lines.start, [c.strip() for c in cells]))
 
 
-def fast_columns(raw: bytes, delimiter: str, max_columns: int = 64, strip: bool = True) -> list[list[str]] | None:
-    """The file's columns (cells stripped, unless ``strip`` is false) via pyarrow, or ``None`` when only the exact reader may answer."""
+def _quotes(raw: Any) -> int:
+    """How many ``"`` bytes ``raw`` holds (bytes or a memory map, which has no ``count``)."""
+    if isinstance(raw, bytes):
+        return raw.count(b'"')
+    import numpy as np
+
+    return int(np.count_nonzero(np.frombuffer(raw, dtype=np.uint8) == ord('"')))
+
+
+def fast_columns(raw: Any, delimiter: str, max_columns: int = 64, strip: bool = True) -> list[list[str]] | None:
+    """The file's columns (cells stripped, unless ``strip`` is false) via pyarrow, or ``None`` when only the exact reader may answer.
+
+    ``raw``: bytes, or a memory map of the file (:func:`mapped_bytes`).
+    """
     if len(raw) < 3 or _needs_exact_reader(raw):
         return None
-    if delimiter == "," and raw.count(b'"') % 2:  # an unterminated quote, which pyarrow would accept at EOF
+    if delimiter == "," and _quotes(raw) % 2:  # an unterminated quote, which pyarrow would accept at EOF
         return None
     try:
         import pyarrow as pa
@@ -152,11 +209,10 @@ def fast_columns(raw: bytes, delimiter: str, max_columns: int = 64, strip: bool 
         from pyarrow import csv as pacsv
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    view = memoryview(raw)[3:] if raw[:3] == b"\xef\xbb\xbf" else memoryview(raw)
     try:
         table = pacsv.read_csv(
-            pa.BufferReader(raw),
+            pa.BufferReader(pa.py_buffer(view)),
             read_options=pacsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24, use_threads=len(raw) >= THREADS_FROM_BYTES),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter,

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..fields import DEFAULT_RELATION
 from ..graph import KnowledgeGraph
-from .bulk import add_triples, first_positions
+from .bulk import add_triples
 
 __all__ = ["read_entities_and_relationships", "RelationEnds"]
 
@@ -49,18 +49,39 @@ def _table(path: Path, wanted: tuple[str, ...]) -> Any:
         return None
 
 
-def _end_rows(table: Any, name: str, row_of: Any) -> np.ndarray | None:
-    """Relationship ends (column ``name``) as entity rows, ``row_of`` mapping an Arrow array of end values to rows (-1: none).
+def _end_rows(relationships: Any, titles: Any, ids: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """The relationships' sources and targets as entity rows: the first entity with that title, else the entity with that id.
 
     ``None`` when a cell needs the strict reader (missing, empty, not text or a
-    whole number, or naming no entity). Reading the ends as parquet's own
+    whole number, or naming no entity). Both columns are looked up at once;
+    ``index_in`` gives a value's first place in a value set that repeats it,
+    which is the first entity with a title. Reading the ends as parquet's own
     dictionaries measured 3x slower (writers fall back to plain pages past 1 MB of dictionary).
     """
-    values = _text(table, name, nulls=False, empty=False, ids=True)
-    if values is None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sources = _text(relationships, "source", nulls=False, empty=False, ids=True)
+    targets = _text(relationships, "target", nulls=False, empty=False, ids=True)
+    if sources is None or targets is None:
         return None
-    rows = row_of(values.combine_chunks())
-    return None if (rows < 0).any() else rows
+    ends = pa.chunked_array(sources.chunks + targets.chunks, type=sources.type)
+    rows = _found(pc.index_in(ends, value_set=titles))
+    missing = np.flatnonzero(rows < 0)
+    if len(missing):
+        rows[missing] = _found(pc.index_in(ends.take(pa.array(missing)), value_set=ids))
+        if (rows < 0).any():
+            return None
+    return rows[: len(sources)], rows[len(sources) :]
+
+
+def _found(positions: Any) -> np.ndarray:
+    """``index_in``'s answer as int64 positions, -1 where a value was not found."""
+    positions = positions.fill_null(-1)
+    chunks = positions.chunks if hasattr(positions, "chunks") else [positions]
+    if not chunks:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([c.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64)
 
 
 def _text(table: Any, name: str, *, nulls: bool, empty: bool, ids: bool = False) -> Any:
@@ -146,21 +167,8 @@ def read_entities_and_relationships(kg: KnowledgeGraph, files: dict[str, Path]) 
         return None
 
     # Relationship ends: an entity title (its first entity), else an entity id; as entity rows, in columns.
-    encoded = pc.dictionary_encode(titles.combine_chunks())
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    first = first_positions(codes, len(encoded.dictionary))  # the first entity of each distinct title
-    id_set = ids.combine_chunks()
-
-    def row_of(values: Any) -> np.ndarray:
-        at = pc.index_in(values, value_set=encoded.dictionary).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        rows = np.where(at >= 0, first[np.maximum(at, 0)], -1)
-        if (rows < 0).any():
-            by_id = pc.index_in(values, value_set=id_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-            rows = np.where(rows >= 0, rows, by_id)
-        return rows
-
-    ends = [_end_rows(relationships, column, row_of) for column in ("source", "target")]
-    if ends[0] is None or ends[1] is None:
+    ends = _end_rows(relationships, titles.combine_chunks(), ids.combine_chunks())
+    if ends is None:
         return None
     rel_ids = _text(relationships, "id", nulls=True, empty=True, ids=True) if "id" in relationships.column_names else None
     rel_descriptions = _text(relationships, "description", nulls=True, empty=True) if "description" in relationships.column_names else None
@@ -168,28 +176,31 @@ def read_entities_and_relationships(kg: KnowledgeGraph, files: dict[str, Path]) 
         return None
 
     n = len(ids)
-    id_list = ids.to_pylist()
-    kg._store.add_entities(
-        id_list,
-        titles.to_pylist(),
-        _filled(types, "entity").to_pylist() if types is not None else ["entity"] * n,
-        _filled(descriptions, "").to_pylist() if descriptions is not None else [""] * n,
-        [()] * n,
-    )
+    # The graph's Python lists are built when first read: a graph walk needs none of them.
+    kg._store.adopt_columns(n, {
+        "ids": ids.to_pylist,
+        "names": titles.to_pylist,
+        "types": (lambda: _filled(types, "entity").to_pylist()) if types is not None else (lambda: ["entity"] * n),
+        "descriptions": (lambda: _filled(descriptions, "").to_pylist()) if descriptions is not None else (lambda: [""] * n),
+        "aliases": lambda: [()] * n,
+    })
     if len(ends[0]):
         described = _filled(rel_descriptions, "") if rel_descriptions is not None else None
         if not add_triples(kg, None, DEFAULT_RELATION, None, described, coded=(ends[0], ends[1])):
+            id_list = kg._store.ids
             for s, t, d in zip(ends[0].tolist(), ends[1].tolist(), described.to_pylist() if described is not None else [""] * len(ends[0])):
                 kg.add_relation(id_list[s], DEFAULT_RELATION, id_list[t], d)  # pragma: no cover - astronomically large graphs
 
     units_from_entities: dict[str, list[str]] = {}
     if unit_lists is not None and "text_units" in files:
+        id_list = kg._store.ids
         for uid, row in zip(unit_lists[0].to_pylist(), unit_lists[1].tolist()):
             units_from_entities.setdefault(uid, []).append(id_list[row])
 
     def relation_ends() -> dict[str, tuple[str, str]]:
         if rel_ids is None:
             return {}
+        id_list = ids.to_pylist()
         found: dict[str, tuple[str, str]] = {}
         for rid, s, t in zip(rel_ids.to_pylist(), ends[0].tolist(), ends[1].tolist()):
             if rid is not None:

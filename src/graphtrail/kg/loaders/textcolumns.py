@@ -48,17 +48,82 @@ def alias_tuples(column: Any) -> list[tuple[str, ...]]:
     return out
 
 
+#: Code points below this (Latin, Greek, Cyrillic) may be casefolded by Arrow's lowercase, except those where the two differ.
+_ARROW_FOLDS_BELOW = 0x530
+_arrow_folded: str | None = None
+
+
+def _arrow_fold_pattern() -> str:
+    """An RE2 pattern for strings Arrow's ``utf8_lower`` casefolds exactly as Python does, found once per process.
+
+    Both map each code point on its own, so a string folds alike when each of
+    its code points does. Which code points below :data:`_ARROW_FOLDS_BELOW`
+    fold alike is measured here, against the Unicode tables of the Arrow and
+    Python actually running (``ß`` and final sigma are among the few that do not).
+    """
+    global _arrow_folded
+    if _arrow_folded is None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        chars = [chr(c) for c in range(0x80, _ARROW_FOLDS_BELOW)]
+        lowered = pc.utf8_lower(pa.array(chars)).to_pylist()
+        ranges: list[list[int]] = [[0, 0x7F]]
+        for c, low in zip(chars, lowered):
+            if low == c.casefold():
+                if ranges[-1][1] == ord(c) - 1:
+                    ranges[-1][1] = ord(c)
+                else:
+                    ranges.append([ord(c), ord(c)])
+        _arrow_folded = "^[" + "".join(f"\\x{{{a:x}}}-\\x{{{b:x}}}" for a, b in ranges) + "]*$"
+    return _arrow_folded
+
+
 def casefold(values: Any) -> Any:
-    """``str.casefold`` of each string of an Arrow array: Arrow's lowercase for ASCII strings (the same there), Python's for the rest."""
+    """``str.casefold`` of each string of an Arrow array: Arrow's lowercase where it folds as Python does, Python's for the rest.
+
+    Arrow's lowercase is Python's casefold for ASCII, and for the Latin, Greek
+    and Cyrillic letters that :func:`_arrow_fold_pattern` finds alike; other
+    strings are folded by Python (:func:`_python_casefold`).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-    other = pc.invert(pc.string_is_ascii(values))
     folded = pc.utf8_lower(values)
-    if pc.any(other).as_py():
-        folded = pc.replace_with_mask(folded, other, pa.array(list(map(str.casefold, values.filter(other).to_pylist())), type=folded.type))
+    other = pc.invert(pc.string_is_ascii(values))
+    if not pc.any(other).as_py():
+        return folded
+    rows = np.flatnonzero(other.to_numpy(zero_copy_only=False))
+    unusual = pc.invert(pc.match_substring_regex(values.take(rows), _arrow_fold_pattern()))
+    rows = rows[unusual.to_numpy(zero_copy_only=False)]
+    if len(rows):
+        mask = np.zeros(len(values), dtype=bool)
+        mask[rows] = True
+        folded = pc.replace_with_mask(folded, pa.array(mask), _python_casefold(values.take(rows)).cast(folded.type))
     return folded
+
+
+def _python_casefold(values: Any) -> Any:
+    """Python's ``str.casefold`` of each string, by one call over them all, joined by NUL.
+
+    ``casefold`` maps each character on its own (no context, unlike
+    ``lower``'s final sigma) and keeps NUL, so folding the joined text and
+    splitting it again gives each string's fold, without a Python string per row.
+    Strings that hold a NUL themselves are folded one by one.
+    """
+    import codecs
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pc.any(pc.match_substring(values, "\x00")).as_py():
+        return pa.array(list(map(str.casefold, values.to_pylist())), type=pa.large_string())
+    joined = pc.binary_join_element_wise(values, pa.scalar("", values.type), pa.scalar("\x00", values.type))  # each string, then a NUL
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64 if pa.types.is_large_string(joined.type) else np.int32)
+    offsets = offsets[joined.offset : joined.offset + len(joined) + 1]
+    text = codecs.decode(memoryview(joined.buffers()[2])[offsets[0] : offsets[-1]], "utf-8").casefold()
+    return pc.list_flatten(pc.split_pattern(pa.array([text], type=pa.large_string()), "\x00")).slice(0, len(values))
 
 
 def replace_where(values: list[str], needle: str, convert: Callable[[str], str]) -> list[str]:

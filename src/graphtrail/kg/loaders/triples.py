@@ -17,8 +17,10 @@ import numpy as np
 from ..errors import KGError, KGWarning
 from ..fields import ALIAS_SEPARATOR
 from ..graph import KnowledgeGraph
-from .delimited import PY_WHITESPACE, delimiter_name, fast_columns, read_bytes, read_records, read_text, sniff_delimiter
-from .bulk import add_triples, gc_paused
+from .delimited import (
+    PY_WHITESPACE, delimiter_name, fast_columns, leading_line, mapped_bytes, read_bytes, read_records, read_text, sniff_delimiter,
+)
+from .bulk import RepeatedId, add_triples, gc_paused
 from .paths import PathLike, graph_name
 from .textcolumns import alias_tuples, casefold
 
@@ -74,15 +76,19 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
     """The entity table's columns read with pyarrow, or ``None`` when the exact reader must decide.
 
     Declines (and the exact reader then names the line) on anything it would
-    have to report: a missing id column, an empty or repeated id, ragged rows.
-    Besides the five columns (Python lists, what the graph stores) it returns
-    ``index`` (id -> row) and ``arrow_ids``/``arrow_names``, for resolving triples in columns.
+    have to report: a missing id column, an empty id, ragged rows. A repeated
+    id is found later, while the triples' ends are looked up among the ids
+    (:class:`~.bulk.RepeatedId`, or by the id index the exact reader builds), saving a pass over them.
+    Returns ``n`` (the number of entities), ``arrow_ids``/``arrow_names`` (for
+    resolving triples in columns) and the five columns the graph stores, each
+    as a builder of its Python list: the graph builds them when first read.
     """
-    raw = read_bytes(path)
-    if len(raw) < FAST_PATH_BYTES:
-        return None
-    text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw)
-    columns = fast_columns(raw, sniff_delimiter(path, text_head))
+    with mapped_bytes(path) as raw:
+        if len(raw) < FAST_PATH_BYTES:
+            return None
+        text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw[:])
+        columns = fast_columns(raw, sniff_delimiter(path, text_head))
+        header_line = leading_line(raw)
     if columns is None:
         return None
     import pyarrow.compute as pc
@@ -93,13 +99,9 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
         return None
     body = {n: c.slice(1) for n, c in zip(names, columns) if n in _ENTITY_COLUMNS}
     ids = body["id"]
-    if len(ids) == 0 or pc.min(pc.utf8_length(ids)).as_py() == 0:
+    n = len(ids)
+    if n == 0 or pc.min(pc.utf8_length(ids)).as_py() == 0:
         return None
-    id_list = ids.to_pylist()
-    index = dict(zip(id_list, range(len(id_list))))
-    if len(index) < len(id_list):  # a repeated id: the exact reader names both lines
-        return None
-    header_line = raw[: len(raw) - len(raw.lstrip(b"\r\n"))].count(b"\n") + 1
     _warn_unread_columns(path, header_line, header, [i for i, n in enumerate(names) if n in _ENTITY_COLUMNS], ", ".join(_ENTITY_COLUMNS))
 
     def filled(name: str, default: Any) -> Any:
@@ -108,17 +110,23 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
             return default
         return pc.if_else(pc.equal(pc.utf8_length(column), 0), default, column)
 
+    def column_list(name: str, default: str) -> Any:
+        column = body.get(name)
+        if column is None:
+            return lambda: [default] * n
+        return lambda: filled(name, default).to_pylist()
+
     name_column = filled("name", ids)
-    type_column = filled("type", "entity")
+    aliases = body.get("aliases")
     return {
-        "arrow_names": name_column,
-        "id": id_list,
-        "name": id_list if name_column is ids else name_column.to_pylist(),
-        "type": [type_column] * len(ids) if isinstance(type_column, str) else type_column.to_pylist(),
-        "description": body["description"].to_pylist() if "description" in body else [""] * len(ids),
-        "aliases": alias_tuples(body["aliases"]) if "aliases" in body else [()] * len(ids),
-        "index": index,
+        "n": n,
         "arrow_ids": ids,
+        "arrow_names": name_column,
+        "id": ids.to_pylist,
+        "name": name_column.to_pylist,
+        "type": column_list("type", "entity"),
+        "description": column_list("description", ""),
+        "aliases": (lambda: alias_tuples(aliases)) if aliases is not None else (lambda: [()] * n),
     }
 
 
@@ -160,7 +168,8 @@ def _add_entity_table(kg: KnowledgeGraph, path: Path) -> dict[str, Any] | None:
         table["aliases"] = [tuple(a) for a in table["aliases"]]
         kg._store.add_entities(table["id"], table["name"], table["type"], table["description"], table["aliases"])
         return None
-    kg._store.add_entities(columns["id"], columns["name"], columns["type"], columns["description"], columns["aliases"], index=columns["index"])
+    kg._store.adopt_columns(columns["n"], {"ids": columns["id"], "names": columns["name"], "types": columns["type"],
+                                           "descriptions": columns["description"], "aliases": columns["aliases"]})
     return columns
 
 
@@ -228,20 +237,27 @@ def load_triples(
         with gc_paused():
             table = _add_entity_table(kg, table_path)
 
-    raw = read_bytes(path)
-    if fast if fast is not None else len(raw) >= FAST_PATH_BYTES:
-        text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw)
-        if table_path is None:  # no entity table: every value is its own id
-            known, by_name = None, None
-        elif table is not None:
-            known, by_name = table["arrow_ids"], _name_resolver(table["arrow_names"])
-        else:  # the exact reader read the table
-            known, by_name = None, _name_resolver(kg._store.names)
-        with gc_paused():  # many strings and tuples, no cycles
-            loaded = _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), known, by_name)
-        if loaded:
-            return kg
+    with mapped_bytes(path) as raw:
+        if fast if fast is not None else len(raw) >= FAST_PATH_BYTES:
+            text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw[:])
+            if table_path is None:  # no entity table: every value is its own id
+                known, by_name = None, None
+            elif table is not None:
+                known, by_name = table["arrow_ids"], _name_resolver(table["arrow_names"])
+            else:  # the exact reader read the table
+                known, by_name = None, _name_resolver(kg._store.names)
+            with gc_paused():  # many strings and tuples, no cycles
+                try:
+                    loaded = _load_triples_fast(kg, path, raw, delimiter or sniff_delimiter(path, text_head), known, by_name, table is not None)
+                except RepeatedId:
+                    _read_entity_table(table_path)  # type: ignore[arg-type]  # names the repeated id's lines
+                    raise KGError(f"{table_path}: an entity id is repeated") from None  # pragma: no cover - the exact reader raised
+            if loaded:
+                return kg
+        raw = raw if isinstance(raw, bytes) else read_bytes(path)  # the exact reader decodes it
     known_ids = kg._store.index
+    if table is not None and len(known_ids) < kg._store.n_entities():  # the fast table reader left repeats to be found
+        _read_entity_table(table_path)  # type: ignore[arg-type]  # names the repeated id's lines
     names = _names_bycasefold(kg._store.ids, kg._store.names) if table_path is not None else {}
 
     def resolve(value: str) -> str:
@@ -287,7 +303,7 @@ def _header_columns(path: Path, lineno: int, header: Sequence[str], warn: bool =
     return (0, 1, 2, description if description is not None else -1)
 
 
-def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: str, known: Any, by_name: Any) -> bool:
+def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str, known: Any, by_name: Any, check_known: bool = False) -> bool:
     """Load with pyarrow, in columns; ``False`` (no triple added) whenever the exact reader must decide or pyarrow is missing."""
     try:
         import pyarrow.compute as pc
@@ -300,7 +316,7 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: st
     desc_col = 3
     skip = 0
     if _is_triples_header(first):
-        header_line = raw[: len(raw) - len(raw.lstrip(b"\r\n"))].count(b"\n") + 1
+        header_line = leading_line(raw)
         _, _, _, desc_col = _header_columns(path, header_line, first, warn=False)
         skip = 1
     elif len(columns) > 4:
@@ -310,7 +326,7 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: bytes, delimiter: st
         return False
     heads, relations, tails = (columns[i].slice(skip) for i in range(3))
     descriptions = pc.utf8_trim(columns[desc_col].slice(skip), characters=PY_WHITESPACE) if 0 <= desc_col < len(columns) else None
-    if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True):
+    if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True, check_known=check_known):
         return False  # an empty cell (the exact reader names its line), or no pyarrow
     if skip:
         _header_columns(path, header_line, first)  # warns about columns it does not read
