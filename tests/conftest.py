@@ -9,8 +9,14 @@ leaves it.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import tempfile
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,3 +37,86 @@ def _graphtrail_logger_as_the_library_leaves_it() -> Iterator[None]:
     for installed in list(logger.filters):
         if not isinstance(installed, RedactingFilter):
             logger.removeFilter(installed)
+
+
+# ---- running the suite on every core (pytest-xdist, `-n auto` in pyproject) ----
+# Tests that share something costly run on one worker: a server (one Neo4j, Phoenix, Jaeger, llama.cpp
+# or Chromium per worker would cost a start-up each), a page of docs (its blocks run in order in one
+# folder), or a module- or session-scoped fixture of ours (an evaluation built once for a module).
+# Everything else is handed out test by test, so the workers of a 2-core machine finish together.
+# xdist's own `--dist loadgroup` cannot carry the groups on pytest >= 9.2 (it rewrites a node id
+# attribute pytest no longer reads), so each worker writes the groups it computed at collection to a
+# file of the run, and the controller's scheduler (below) reads them: the workers collect the same
+# items, and the controller schedules only after every worker has reported its collection.
+SHARED_SERVICE_MARKERS = ("neo4j", "phoenix", "jaeger", "llamacpp", "browser")
+MAX_AUTO_WORKERS = 6  # each worker starts its own services; more than this buys little
+
+
+def _shared_group(item: pytest.Item) -> str | None:
+    """The group ``item`` must share a worker with, or None to schedule it alone."""
+    callspec = getattr(item, "callspec", None)
+    module = getattr(item, "module", None)
+    module_name = module.__name__ if module is not None else ""
+    if callspec is not None and "page" in callspec.params and module_name.endswith("test_docs"):
+        return f"docs:{callspec.params['page'].name}"
+    for marker in SHARED_SERVICE_MARKERS:
+        if item.get_closest_marker(marker) is not None:
+            return marker
+    info = getattr(item, "_fixtureinfo", None)
+    for name in info.names_closure if info is not None else ():
+        definitions = info.name2fixturedefs.get(name) or ()
+        if not definitions:
+            continue
+        fixturedef = definitions[-1]
+        if fixturedef.scope == "function" or not getattr(fixturedef.func, "__module__", "").startswith("tests"):
+            continue
+        return f"{fixturedef.scope}:{module_name if fixturedef.scope != 'session' else name}"
+    return None
+
+
+def _groups_file(run_id: str) -> Path:
+    return Path(tempfile.gettempdir(), f"graphtrail-test-groups-{run_id}.json")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:  # not an xdist worker: nothing to schedule
+        return
+    groups = {item.nodeid: group for item in items if (group := _shared_group(item)) is not None}
+    target = _groups_file(workerinput["testrunuid"])
+    partial = target.with_suffix(f".{workerinput['workerid']}.tmp")
+    partial.write_text(json.dumps(groups), encoding="utf-8")
+    os.replace(partial, target)  # every worker writes the same groups; the last complete file wins
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadScopeScheduling
+
+    run_id = config.getoption("testrunuid")  # set in pytest_configure below
+
+    class SharedGroupScheduling(LoadScopeScheduling):
+        """Load scheduling, except that a group's tests go to one worker, in collection order."""
+
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                path = _groups_file(run_id)
+                try:
+                    self.groups = json.loads(path.read_text(encoding="utf-8"))
+                    path.unlink()
+                except (OSError, ValueError):
+                    self.groups = {}
+            return self.groups.get(nodeid, nodeid)
+
+    return SharedGroupScheduling(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The controller names the run, so that its scheduler finds the file its workers write.
+    if not hasattr(config, "workerinput") and config.pluginmanager.hasplugin("xdist") and not config.getoption("testrunuid"):
+        config.option.testrunuid = uuid.uuid4().hex
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_AUTO_WORKERS))
