@@ -23,6 +23,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -38,6 +39,8 @@ STARTUP_TIMEOUT_S = float(os.environ.get("GRAPHTRAIL_NEO4J_STARTUP_TIMEOUT", "24
 INSTALL_HINT = "run scripts/install_neo4j_harness.sh"
 MAIN_CLASS = "graphtrail.Neo4jLauncher"
 #: The tests' memory: small, so the many small test graphs start fast on a shared 2-core box.
+#: How long a stop waits for the launcher to close the database before killing it.
+STOP_GRACE_S = 2.0
 DEFAULT_HEAP = "768m"
 DEFAULT_PAGECACHE = "64m"
 #: The JVM system property the launcher reads its page cache size from.
@@ -110,14 +113,22 @@ def run_neo4j(
             raise Neo4jStartError(f"Neo4j printed no Bolt URI within {timeout:.0f}s\n{log_tail(log_path)}") from None
         if not first.startswith("bolt://"):
             raise Neo4jStartError(f"Neo4j launcher exited ({proc.poll()}) without a Bolt URI: {first!r}\n{log_tail(log_path)}")
-        yield Neo4jServer(first.rstrip("/"), log_path)
+        server = Neo4jServer(first.rstrip("/"), log_path)
+        yield server
     finally:
         with contextlib.suppress(OSError):
             proc.stdin.close()  # type: ignore[union-attr]  # the launcher's signal to shut down
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:
-            terminate(proc)
+            # A throwaway database: no checkpoint worth waiting for (a clean close takes ~10 s idle,
+            # more on a busy box, at the end of the suite). Kill it and delete its home ourselves.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        home = home_folder(Neo4jServer("", log_path))
+        if home is not None and home.name.startswith("graphtrail-neo4j-"):
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def check_size(text: str, what: str) -> str:

@@ -57,8 +57,10 @@ def test_database_search_reproduces_the_pinned_rankings(backend: str, pinned: li
     kg = on_backend(load_kg("countries"), backend.split("-")[0], request, tmp_path)
     # kg import creates the full-text index on Neo4j; a graph this small is searched with the label index.
     assert kg._shared.fulltext == (backend == "neo4j-fulltext")
-    # All 7428 through Neo4j's full-text index take ~2-4 min on 2 busy cores; the label index reads the labels once.
-    n, differ = _differences(kg, pinned, step=5 if backend == "neo4j-fulltext" else 1)
+    # LadybugDB answers all 7428. On Neo4j every search is a round trip (the label index's winners'
+    # records; full-text: the index query too), ~8 ms each: every 5th query (1486) on each path keeps
+    # the Neo4j leg under 40 s; the label index ranks alike on every backend, and LadybugDB is checked on all of them.
+    n, differ = _differences(kg, pinned, step=5 if backend.startswith("neo4j") else 1)
     assert n > 1400
     assert not differ, f"{len(differ)} of {n} queries rank differently on {backend}, e.g. {differ[:3]}"
 

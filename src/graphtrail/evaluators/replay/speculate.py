@@ -213,6 +213,9 @@ class Speculation:
             pending.extend(j for j in jobs if not _alike(early.jobs.get(j.key), j))
             waits.append((early, same))
         rest = asyncio.ensure_future(run_rest(pending)) if pending else None
+        # Questions whose early runs already ended first: the ablations count then starts with every
+        # run done early and kept, rather than at 0 while one question's early runs still go on.
+        waits.sort(key=lambda wait: not wait[0].task.done())
         redo: list[ReplayJob] = []
         try:
             for early, same in waits:
