@@ -20,6 +20,15 @@ from typing import Any
 
 import pytest
 
+# The servers' session fixtures, defined here once: each worker starts each server at most once.
+# Imported into a test module instead, a session-scoped fixture becomes that module's own definition,
+# cached apart from every other module's: one more server per importing module, all alive until the
+# session ends (it was 8 Neo4j, 2 Phoenix and 2 Jaeger servers per run).
+from tests.jaeger_server import jaeger_server  # noqa: E402,F401
+from tests.llamacpp_server import llamacpp_server  # noqa: E402,F401
+from tests.neo4j_server import neo4j_server  # noqa: E402,F401
+from tests.phoenix_server import phoenix_server  # noqa: E402,F401
+
 
 @pytest.fixture(autouse=True)
 def _graphtrail_logger_as_the_library_leaves_it() -> Iterator[None]:

@@ -15,7 +15,7 @@ Jaeger built from the module proxy has no UI assets (they are a separate
 JavaScript build); ``GRAPHTRAIL_JAEGER_UI_ASSETS`` may name a built jaeger-ui
 ``build`` directory to serve, and ``JaegerServer.has_ui`` tells the browser test.
 
-Use the ``jaeger_server`` fixture (session scoped): ``from tests.jaeger_server import jaeger_server``.
+Use the ``jaeger_server`` fixture (session scoped): tests/conftest.py defines it once for the suite.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ function calls, returned as OpenAI ``tool_calls``. A random ``--api_key`` is
 required by the server, so a passing call also proves the client sends the key,
 and tests can assert that this exact secret never reaches a span.
 
-Use the ``llamacpp_server`` fixture (session scoped): import it into the test
-module, ``from tests.llamacpp_server import llamacpp_server``.
+Use the ``llamacpp_server`` fixture (session scoped): tests/conftest.py defines it once for
+the whole suite (imported into a test module it would start one server per module).
 """
 
 from __future__ import annotations

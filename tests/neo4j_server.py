@@ -10,8 +10,8 @@ that dies without cleaning up takes the server with it.
 
 Without Java 17 or the built launcher the fixture skips, saying how to build it.
 
-Use the ``neo4j_server`` fixture (session scoped): import it into the test
-module, ``from tests.neo4j_server import neo4j_server``. Each test that writes
+Use the ``neo4j_server`` fixture (session scoped): tests/conftest.py defines it once for
+the whole suite (imported into a test module it would start one server per module). Each test that writes
 should start from :func:`wipe`.
 """
 

@@ -10,8 +10,8 @@ fetch switched off. Its gRPC receiver binds ``[::]`` whatever ``PHOENIX_HOST``
 says, so both ports are chosen free on all interfaces; the tests only ever
 talk to 127.0.0.1.
 
-Use the ``phoenix_server`` fixture (session scoped): import it into the test
-module, ``from tests.phoenix_server import phoenix_server``.
+Use the ``phoenix_server`` fixture (session scoped): tests/conftest.py defines it once for
+the whole suite (imported into a test module it would start one server per module).
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from graphtrail.agents import create_graphrag_agent, load_kg, load_questions
 from graphtrail.evaluators import evaluate, load_records
 from graphtrail.evaluators.records import CONDITIONS
 from tests.graph_backends import on_backend
-from tests.neo4j_server import neo4j_server  # noqa: F401 - the fixture the Neo4j case uses
 from tests.scrub import without
 
 #: Every condition, random_subsets included; 4 subsets per question.

@@ -23,7 +23,6 @@ from graphtrail.kg.backends import search as db_search
 from graphtrail.kg.backends.search import FULLTEXT_INDEX, lucene_query
 
 from .graph_backends import on_backend
-from .neo4j_server import neo4j_server  # noqa: F401 - the fixture the Neo4j cases use
 from .search_cases import RANKINGS, filters
 
 

@@ -21,7 +21,6 @@ from graphtrail.agents import load_kg
 from graphtrail.kg.backends import import_graph, warmup
 
 from .graph_backends import on_backend
-from .neo4j_server import neo4j_server  # noqa: F401 - the fixture the Neo4j cases use
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

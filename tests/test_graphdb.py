@@ -19,7 +19,7 @@ import pytest
 from graphtrail.agents import GraphFilter, KGError, KnowledgeGraph, load_kg, make_graph_tools, use_filter
 from graphtrail.kg.backends import import_graph, is_graph_database
 from tests.graph_backends import on_backend
-from tests.neo4j_server import neo4j_server, wipe  # noqa: F401 - the fixture the Neo4j cases use
+from tests.neo4j_server import wipe
 
 DB_BACKENDS = ("ladybug", pytest.param("neo4j", marks=pytest.mark.neo4j))
 

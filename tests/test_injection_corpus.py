@@ -21,7 +21,7 @@ import pytest
 
 from graphtrail.agents import GraphFilter, KGError, KnowledgeGraph, load_kg, make_graph_tools, use_filter
 from graphtrail.kg.backends import import_graph
-from tests.neo4j_server import neo4j_server, wipe  # noqa: F401 - the fixture the Neo4j cases use
+from tests.neo4j_server import wipe
 
 BACKENDS = ("memory", "ladybug", pytest.param("neo4j", marks=pytest.mark.neo4j))
 DB_BACKENDS = ("ladybug", pytest.param("neo4j", marks=pytest.mark.neo4j))

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.jaeger_server import JaegerServer, jaeger_server  # noqa: F401 - fixture
+from tests.jaeger_server import JaegerServer
 
 pytestmark = pytest.mark.jaeger
 

@@ -31,7 +31,7 @@ from langchain_openai import ChatOpenAI  # noqa: E402
 import graphtrail  # noqa: E402
 from graphtrail.agents import KnowledgeGraph, answer_from_result, create_graphrag_agent, make_graph_tools  # noqa: E402
 from graphtrail.tracer import flush, get_memory_exporter, trajectories_from_spans  # noqa: E402
-from tests.llamacpp_server import LlamaCppServer, llamacpp_server  # noqa: E402,F401 - fixture
+from tests.llamacpp_server import LlamaCppServer  # noqa: E402 - the llamacpp_server fixture is tests/conftest.py's
 
 pytestmark = [pytest.mark.llamacpp, pytest.mark.timeout(300)]
 

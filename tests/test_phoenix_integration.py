@@ -28,7 +28,7 @@ import pytest
 import graphtrail
 import graphtrail.tracer
 from tests import kg_agent
-from tests.phoenix_server import PhoenixServer, phoenix_server  # noqa: F401  (session fixture)
+from tests.phoenix_server import PhoenixServer
 
 httpx = pytest.importorskip("httpx")
 

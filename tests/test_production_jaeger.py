@@ -16,7 +16,7 @@ import graphtrail
 from graphtrail.agents import create_graphrag_agent, load_kg, load_questions
 from graphtrail.cli import main
 from graphtrail.cli.jaegersource import fetch_jaeger_traces
-from tests.jaeger_server import JaegerServer, jaeger_server  # noqa: F401  (session fixture)
+from tests.jaeger_server import JaegerServer
 
 pytestmark = pytest.mark.jaeger
 

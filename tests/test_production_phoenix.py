@@ -21,7 +21,7 @@ import pytest
 import graphtrail
 from graphtrail.agents import create_graphrag_agent, load_kg, load_questions
 from graphtrail.cli import main
-from tests.phoenix_server import PhoenixServer, phoenix_server  # noqa: F401  (session fixture)
+from tests.phoenix_server import PhoenixServer
 from tests.test_phoenix_integration import wait_for_spans
 
 pytestmark = pytest.mark.phoenix

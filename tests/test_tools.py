@@ -12,7 +12,6 @@ from graphtrail.agents import GraphFilter, KnowledgeGraph, make_graph_tools, use
 from graphtrail.agents.tools import GRAPH_TOOL_NAMES
 from graphtrail.tracer import Edge, Entity
 from tests.graph_backends import BACKEND_PARAMS, on_backend
-from tests.neo4j_server import neo4j_server  # noqa: F401 - the fixture the Neo4j case uses
 
 
 def tiny_kg() -> KnowledgeGraph:

@@ -32,7 +32,7 @@ from langchain_core.tools import tool
 
 from graphtrail.kg import GraphFilter, ablated_connection, ablated_driver, use_filter
 from tests.fakes import ScriptedChatModel, tool_call
-from tests.neo4j_server import neo4j_server, wipe  # noqa: F401 - the fixture
+from tests.neo4j_server import wipe
 
 NODES = [
     {"id": "q", "name": "Quasar", "description": "Quasar starts every path.", "aliases": "QSR"},

@@ -24,7 +24,7 @@ from langchain_core.tools import tool
 
 from graphtrail.evaluators import evaluate
 from graphtrail.kg import GraphFilter, ablated_connection, ablated_driver, use_filter
-from tests.neo4j_server import neo4j_server, wipe  # noqa: F401 - the fixture
+from tests.neo4j_server import wipe
 
 from .oracle import check_against_oracle
 from .test_oracle import CONDITIONS, OPTIONS
