@@ -57,7 +57,10 @@ def _graphtrail_logger_as_the_library_leaves_it() -> Iterator[None]:
 # attribute pytest no longer reads), so each worker writes the groups it computed at collection to a
 # file of the run, and the controller's scheduler (below) reads them: the workers collect the same
 # items, and the controller schedules only after every worker has reported its collection.
-SHARED_SERVICE_MARKERS = ("neo4j", "phoenix", "jaeger", "llamacpp", "browser")
+#: A server's marker -> its group, named after its session fixture, so that a test asking for the
+#: fixture without the marker lands in the same group (one server per run, not one per group).
+SHARED_SERVICES = {"neo4j": "neo4j_server", "phoenix": "phoenix_server", "jaeger": "jaeger_server",
+                   "llamacpp": "llamacpp_server", "browser": "browser"}
 MAX_AUTO_WORKERS = 6  # each worker starts its own services; more than this buys little
 
 
@@ -68,9 +71,9 @@ def _shared_group(item: pytest.Item) -> str | None:
     module_name = module.__name__ if module is not None else ""
     if callspec is not None and "page" in callspec.params and module_name.endswith("test_docs"):
         return f"docs:{callspec.params['page'].name}"
-    for marker in SHARED_SERVICE_MARKERS:
+    for marker, group in SHARED_SERVICES.items():
         if item.get_closest_marker(marker) is not None:
-            return marker
+            return group
     info = getattr(item, "_fixtureinfo", None)
     for name in info.names_closure if info is not None else ():
         definitions = info.name2fixturedefs.get(name) or ()
@@ -79,7 +82,7 @@ def _shared_group(item: pytest.Item) -> str | None:
         fixturedef = definitions[-1]
         if fixturedef.scope == "function" or not getattr(fixturedef.func, "__module__", "").startswith("tests"):
             continue
-        return f"{fixturedef.scope}:{module_name if fixturedef.scope != 'session' else name}"
+        return name if fixturedef.scope == "session" else f"{fixturedef.scope}:{module_name}"
     return None
 
 

@@ -59,7 +59,7 @@ def _root(trace: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def demo_http(jaeger_server: JaegerServer, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+def demo_http(jaeger_server: JaegerServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`graphtrail demo` (traced runs + the ablation replays) over OTLP/HTTP."""
     out = tmp_path_factory.mktemp("jaeger-demo") / "demo"
     proc = _cli("demo", "--out", str(out), "--otlp", f"http://127.0.0.1:{jaeger_server.otlp_http_port}",
@@ -69,7 +69,7 @@ def demo_http(jaeger_server: JaegerServer, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture(scope="module")
-def run_grpc(jaeger_server: JaegerServer, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+def run_grpc(jaeger_server: JaegerServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo's traced runs (`graphtrail run` with the demo's KG, questions and model) over OTLP/gRPC."""
     from graphtrail.cli.pipeline import DEMO_KG, DEMO_MODEL, DEMO_QUESTIONS
 
@@ -135,7 +135,7 @@ def _check_agent_traces(traces: list[dict[str, Any]], answers: list[dict[str, An
     assert n_events > 0
 
 
-def test_demo_over_otlp_http_reads_back_from_jaeger(jaeger_server: JaegerServer, demo_http: Path) -> None:  # noqa: F811
+def test_demo_over_otlp_http_reads_back_from_jaeger(jaeger_server: JaegerServer, demo_http: Path) -> None:
     answers = _answers(demo_http)
     traces = _traces(jaeger_server, HTTP_SERVICE, len(answers))
     _check_agent_traces(traces, answers, HTTP_SERVICE)
@@ -146,7 +146,7 @@ def test_demo_over_otlp_http_reads_back_from_jaeger(jaeger_server: JaegerServer,
     assert any(name.startswith("chat ") and kind == "client" for name, kind in operations)
 
 
-def test_replays_are_under_their_own_service(jaeger_server: JaegerServer, demo_http: Path) -> None:  # noqa: F811
+def test_replays_are_under_their_own_service(jaeger_server: JaegerServer, demo_http: Path) -> None:
     runs = [json.loads(line) for line in (demo_http / "runs.jsonl").read_text(encoding="utf-8").splitlines()]
     replay_ids = {r["trace_id"] for r in runs if r.get("trace_id")}
     replays = _traces(jaeger_server, f"{HTTP_SERVICE}-replay", len(replay_ids))
@@ -163,12 +163,12 @@ def test_replays_are_under_their_own_service(jaeger_server: JaegerServer, demo_h
     assert not any("graphtrail.condition" in _tags(_root(t)) for t in real)
 
 
-def test_demo_runs_over_otlp_grpc_read_back_from_jaeger(jaeger_server: JaegerServer, run_grpc: Path) -> None:  # noqa: F811
+def test_demo_runs_over_otlp_grpc_read_back_from_jaeger(jaeger_server: JaegerServer, run_grpc: Path) -> None:
     answers = _answers(run_grpc)
     _check_agent_traces(_traces(jaeger_server, GRPC_SERVICE, len(answers)), answers, GRPC_SERVICE)
 
 
-def test_api_v3_returns_otlp_with_the_resource_and_scope(jaeger_server: JaegerServer, run_grpc: Path) -> None:  # noqa: F811
+def test_api_v3_returns_otlp_with_the_resource_and_scope(jaeger_server: JaegerServer, run_grpc: Path) -> None:
     answer = _answers(run_grpc)[0]
     _traces(jaeger_server, GRPC_SERVICE, len(_answers(run_grpc)))
     data = jaeger_server.get(f"/api/v3/traces/{answer['trace_id']}")["result"]
@@ -202,7 +202,7 @@ def _comparable(span: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_upload_file_matches_what_jaeger_makes_of_the_same_spans(
-    jaeger_server: JaegerServer, demo_http: Path, tmp_path: Path  # noqa: F811
+    jaeger_server: JaegerServer, demo_http: Path, tmp_path: Path
 ) -> None:
     upload = tmp_path / "upload.json"
     proc = _cli("traces", str(demo_http / "traces.jsonl"), "--format", "jaeger", "--output", str(upload), env={})
@@ -222,7 +222,7 @@ def test_upload_file_matches_what_jaeger_makes_of_the_same_spans(
 
 
 @pytest.mark.browser
-def test_jaeger_ui_opens_a_trace(jaeger_server: JaegerServer, run_grpc: Path) -> None:  # noqa: F811
+def test_jaeger_ui_opens_a_trace(jaeger_server: JaegerServer, run_grpc: Path) -> None:
     """Headless Chromium opens one trace in Jaeger's UI: the spans show, and the console stays clean."""
     if not jaeger_server.has_ui:
         pytest.skip(

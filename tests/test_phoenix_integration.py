@@ -142,7 +142,7 @@ def assert_graphtrail_trace(spans: list[dict[str, Any]], traj: graphtrail.Trajec
 
 
 def test_otlp_http_export_reads_back_from_phoenix(
-    phoenix_server: PhoenixServer,  # noqa: F811
+    phoenix_server: PhoenixServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     project = f"graphtrail-it-{uuid.uuid4().hex[:8]}"
@@ -165,7 +165,7 @@ def test_otlp_http_export_reads_back_from_phoenix(
 
 
 def test_jsonl_file_replays_into_phoenix(
-    phoenix_server: PhoenixServer,  # noqa: F811
+    phoenix_server: PhoenixServer,
     tmp_path: Path,
 ) -> None:
     """What ``exporter="jsonl"`` writes is valid OTLP a real receiver ingests as-is."""
@@ -210,7 +210,7 @@ def _run_traced(**annotations: Any) -> graphtrail.Trajectory:
 
 
 def test_phoenix_files_runs_under_the_service_and_shows_entity_events(
-    phoenix_server: PhoenixServer,  # noqa: F811
+    phoenix_server: PhoenixServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """No project configured: Phoenix files the run under the service name (not "default"),
@@ -245,7 +245,7 @@ def test_phoenix_files_runs_under_the_service_and_shows_entity_events(
         assert [e["id"] for e in listed] == ids and all("name" in e and "type" in e for e in listed)
 
 
-def test_configured_project_wins(phoenix_server: PhoenixServer) -> None:  # noqa: F811
+def test_configured_project_wins(phoenix_server: PhoenixServer) -> None:
     project = f"gt-project-{uuid.uuid4().hex[:8]}"
     provider = graphtrail.configure(
         exporter="otlp", endpoint=phoenix_server.otlp_http_endpoint, protocol="http/protobuf",

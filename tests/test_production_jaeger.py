@@ -38,7 +38,7 @@ def _wait_for(server: JaegerServer, service: str, n: int) -> None:
     pytest.fail(f"Jaeger never held {n} traces of {service}\n{server.log_tail()}")
 
 
-def test_stats_from_jaeger_equal_stats_from_the_file(jaeger_server: JaegerServer, tmp_path: Path,  # noqa: F811
+def test_stats_from_jaeger_equal_stats_from_the_file(jaeger_server: JaegerServer, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     service = f"prod-{uuid.uuid4().hex[:8]}"
     traces = tmp_path / "traces.jsonl"
@@ -66,7 +66,7 @@ def test_stats_from_jaeger_equal_stats_from_the_file(jaeger_server: JaegerServer
 
 
 def test_annotate_over_otlp_links_verdict_spans_to_the_production_traces(
-    jaeger_server: JaegerServer, tmp_path: Path  # noqa: F811
+    jaeger_server: JaegerServer, tmp_path: Path
 ) -> None:
     service = f"prod-{uuid.uuid4().hex[:8]}"
     traces = tmp_path / "traces.jsonl"

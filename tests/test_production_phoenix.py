@@ -42,7 +42,7 @@ def _annotations(server: PhoenixServer, project: str, span_ids: list[str]) -> li
     return [dict(a) for a in Client(base_url=server.base_url).spans.get_span_annotations(span_ids=span_ids, project_identifier=project)]
 
 
-def test_verdicts_land_on_the_production_root_spans(phoenix_server: PhoenixServer, tmp_path: Path,  # noqa: F811
+def test_verdicts_land_on_the_production_root_spans(phoenix_server: PhoenixServer, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     project = f"prod-{uuid.uuid4().hex[:8]}"
     traces = tmp_path / "traces.jsonl"

@@ -276,7 +276,7 @@ def neo4j_rows(driver: Any, query: str, style: str = "execute_query") -> list[li
 
 
 @pytest.fixture
-def neo4j_uri(neo4j_server: Any) -> Iterator[str]:  # noqa: F811 - the fixture imported above
+def neo4j_uri(neo4j_server: Any) -> Iterator[str]:
     yield neo4j_server.bolt_uri
     wipe(neo4j_server.bolt_uri)
 

@@ -173,7 +173,7 @@ def test_async_drivers_are_refused_not_passed_through_unfiltered(tmp_path: Path)
 
 
 @pytest.fixture(scope="module")
-def neo4j_uri(neo4j_server: Any) -> Iterator[str]:  # noqa: F811 - the fixture imported above
+def neo4j_uri(neo4j_server: Any) -> Iterator[str]:
     wipe(neo4j_server.bolt_uri)
     yield neo4j_server.bolt_uri
     wipe(neo4j_server.bolt_uri)
