@@ -130,5 +130,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.testrunuid = uuid.uuid4().hex
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # A run that schedules nothing (``--co -n 2``, or one stopped early) never reads the groups file.
+    if not hasattr(config, "workerinput") and (run_id := getattr(config.option, "testrunuid", None)):
+        _groups_file(run_id).unlink(missing_ok=True)
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(1, min(len(os.sched_getaffinity(0)), MAX_AUTO_WORKERS))
