@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ....kg.graph import KnowledgeGraph
+from ....kg.relabel import keyed_by_name, masked_key
 from ....kg.views import GraphFilter
 from ...errors import EvaluationError
 
@@ -175,16 +176,15 @@ def renamed_keys(data: Mapping[Any, Any], graph_filter: GraphFilter, keys: Keys)
 
     Such a key has no id apart from the name (a string key, and no name field or one equal to the key,
     as for networkx nodes): keeping it would keep the name, so ``view["Lise Meitner"]`` would still find
-    her. The new key is :func:`.nxgraph.masked_key` (the placeholder and a digest, which the factory route
+    her. The new key is :func:`~graphtrail.kg.relabel.masked_key` (the placeholder and a digest, which the factory route
     reads back as the entity)."""
-    from .nxgraph import _keyed_by_name, masked_key
 
     new: dict[str, str] = {}
     for eid in graph_filter.masked:
         if eid in graph_filter.hidden or eid not in data:
             continue
         record = data[eid]
-        if _keyed_by_name(eid, record if isinstance(record, Mapping) else {}, keys.name):
+        if keyed_by_name(eid, record if isinstance(record, Mapping) else {}, keys.name):
             key = masked_key(eid)
             while key in data:  # a digest that is some record's key already: lengthen it
                 key += "~"
