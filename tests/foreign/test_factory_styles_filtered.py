@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from graphtrail.evaluators import evaluate
+from graphtrail.evaluators import ablated, evaluate
 from graphtrail.evaluators.replay.exact import catalogue
 
 from . import passages as world
@@ -93,3 +93,23 @@ def test_no_valid_condition_differs_from_the_oracle(style: str, tmp_path: Path) 
             assert method == "estimated", (condition, method)
         else:
             assert method in ("filtered", "exact"), (condition, method)
+
+
+def test_the_filter_never_spells_a_masked_name_that_is_also_its_id() -> None:
+    # Where the data is keyed by names, "[masked entity] <id>" would be "[masked entity] Lise Meitner": the model
+    # would read the name, and a lookup of what it read would find her. The placeholder is the factory route's
+    # digest key instead (the same text the factory route's view shows); an id that is no name keeps its own.
+    from graphtrail.evaluators.replay.filtered.filters import filter_tool_output
+    from graphtrail.kg.views import GraphFilter
+
+    cut = GraphFilter(masked=frozenset({"Lise Meitner", "i1"}))
+    names = {"Lise Meitner": "Lise Meitner", "Otto Hahn": "Otto Hahn", "i1": "Kaiser Wilhelm Institute"}
+    record = json.dumps({"name": "Otto Hahn", "colleagues": ["Lise Meitner"], "works_at": [{"id": "i1", "name": "Kaiser Wilhelm Institute"}]})
+    prose = "Otto Hahn worked with Lise Meitner at the Kaiser Wilhelm Institute."
+    shown = [filter_tool_output("lookup", out, cut, names=names) for out in (record, prose)]
+    factory_key = next(n for n in ablated(test_name_keyed.name_keyed(), cut) if str(n).startswith("[masked entity]"))
+    for out in shown:
+        assert "Lise" not in out and "Meitner" not in out and "Kaiser" not in out, out
+        assert factory_key in out and "[masked entity] i1" in out, out
+    assert json.loads(shown[0])["colleagues"] == [factory_key]
+    assert shown[1] == f"Otto Hahn worked with {factory_key} at the [masked entity] i1."

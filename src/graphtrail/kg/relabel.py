@@ -21,7 +21,7 @@ from typing import Any
 
 from .views import MASK_PLACEHOLDER, GraphFilter
 
-__all__ = ["masked_key", "keyed_by_name", "renamed_nodes", "relabel", "Renames", "NO_RENAMES"]
+__all__ = ["masked_key", "keyed_by_name", "placeholder", "renamed_nodes", "relabel", "Renames", "NO_RENAMES"]
 
 #: ``(new, old)``: old key -> new key, and back.
 Renames = tuple[Mapping[Any, Any], Mapping[Any, Any]]
@@ -43,6 +43,15 @@ def keyed_by_name(node: Any, attrs: Mapping[str, Any], name: str) -> bool:
         return False
     shown = attrs.get(name)
     return not isinstance(shown, str) or not shown.strip() or _fold(shown) == _fold(node)
+
+
+def placeholder(graph_filter: GraphFilter, eid: str, name: Any = None) -> str:
+    """What a masked entity named ``name`` is shown as: ``"[masked entity] <id>"``, unless the id is the name
+    (then ``"[masked entity] <id>"`` would spell it, and a lookup of the shown text would find the name):
+    :func:`masked_key`. The output filter uses it wherever it writes a masked entity's placeholder."""
+    if isinstance(name, str) and name.strip() and _fold(name) == _fold(eid):
+        return masked_key(eid)
+    return graph_filter.masked_name(eid)
 
 
 def renamed_nodes(nodes: Mapping[Any, Any], graph_filter: GraphFilter, name: str) -> Renames:
