@@ -172,3 +172,35 @@ def test_every_condition_reads_as_the_hand_made_oracle(tmp_path: Path) -> None:
     assert any(r.masked and truth != baseline[r.key.question_id] for r, truth in masked_runs), masked_runs
     row = report.condition("uncited_mask")
     assert row.valid and row.method == "exact", row.invalid_reason
+
+
+# ---------------------------------------------------------------- pandas tables whose id column holds the names
+
+
+def name_keyed_tables(*cut: frozenset[str]) -> Any:
+    """The same data as entity and relation tables (ids are names), from the hand-ablated records."""
+    import pandas as pd
+
+    from graphtrail.evaluators import EntityTables
+
+    records = name_keyed(*cut)
+    entities = pd.DataFrame([{"id": k, "name": r.get("name", k), "description": r.get("description", ""),
+                              "type": r["type"]} for k, r in records.items()])
+    relations = pd.DataFrame([{"source": k, "relation": rel, "target": o} for k, r in records.items()
+                              for rel in ("colleagues", "works_at") for o in r.get(rel, [])],
+                             columns=["source", "relation", "target"])
+    return EntityTables(entities, relations)
+
+
+def test_pandas_tables_keyed_by_names_rename_a_masked_id_with_its_relations() -> None:
+    tables = name_keyed_tables()
+    before = (tables.entities.copy(), tables.relations.copy())
+    cut = (frozenset({"Sorbonne"}), frozenset({"Lise Meitner"}), frozenset({"Marie Curie"}))
+    out = ablated(tables, GraphFilter(hidden=cut[0], masked=cut[1], text_blocked=cut[2]))
+    shown = json.dumps([out.entities.to_dict("records"), out.relations.to_dict("records")])
+    assert "Lise" not in shown and "Meitner" not in shown  # neither an id, a name nor a relation end spells her
+    oracle = name_keyed_tables(*cut)
+    assert normalised(out.entities.to_dict("records")) == normalised(oracle.entities.to_dict("records"))
+    assert normalised(sorted(map(list, out.relations.itertuples(index=False)))) == \
+        normalised(sorted(map(list, oracle.relations.itertuples(index=False))))
+    assert before[0].equals(tables.entities) and before[1].equals(tables.relations)  # the user's frames are untouched
