@@ -6,8 +6,10 @@ import ast
 import importlib
 import importlib.util
 import json
+import re
 import subprocess
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -40,23 +42,6 @@ def test_replay_is_the_function_in_a_fresh_interpreter() -> None:
 @pytest.mark.parametrize("name", sorted(evaluators._EXPORTS))
 def test_every_public_name_resolves(name: str) -> None:
     assert getattr(evaluators, name) is not None
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ("stats", "scoring.stats"),
-        ("metrics", "scoring.metrics"),
-        ("findings", "scoring.findings"),
-        ("judges", "scoring.judges"),
-    ],
-)
-def test_old_module_paths_still_import(old: str, new: str) -> None:
-    shim = importlib.import_module(f"graphtrail.evaluators.{old}")
-    module = importlib.import_module(f"graphtrail.evaluators.{new}")
-    assert shim.__all__ == module.__all__
-    for name in module.__all__:
-        assert getattr(shim, name) is getattr(module, name)
 
 
 def test_report_package_keeps_the_old_report_module_names() -> None:
@@ -101,11 +86,27 @@ FILTERED = ("filters", "tablefilter", "withheld", "names", "tools", "interceptio
             "textleaks", "overfilter")
 MOVED = {f"graphtrail.evaluators.replay.{m}": f"graphtrail.evaluators.replay.filtered.{m}" for m in FILTERED}
 MOVED["graphtrail.evaluators.interception"] = "graphtrail.evaluators.replay.filtered.interception"
+#: Older moves (the evaluators' scoring split, the kg package), once silent re-exports: they warn too.
+MOVED.update({f"graphtrail.evaluators.{m}": f"graphtrail.evaluators.scoring.{m}"
+              for m in ("stats", "metrics", "findings", "judges")})
+MOVED["graphtrail.agents.kg"] = "graphtrail.kg"
+MOVED["graphtrail.agents.search"] = "graphtrail.kg.search"
+MOVED["graphtrail.agents.graphdb"] = "graphtrail.kg.backends"
+#: Old package paths: ``old.X`` is ``new.X``. Each submodule its shim named before the move, and one more.
+PACKAGES = {"graphtrail.agents.graphdb": "graphtrail.kg.backends", "graphtrail.agents.kg": "graphtrail.kg"}
+SUBMODULES = {f"graphtrail.agents.graphdb.{m}": f"graphtrail.kg.backends.{m}"
+              for m in ("cypher", "ladybug", "mapping", "neo4j", "store", "scratch")}
+SUBMODULES["graphtrail.agents.kg.records"] = "graphtrail.kg.records"
 
 
-@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
+@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()) + sorted(SUBMODULES.items()))
 def test_a_moved_module_warns_and_is_the_same_module(old: str, new: str) -> None:
     module = importlib.import_module(new)
+    parent = old.rpartition(".")[0]
+    if parent in PACKAGES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            importlib.import_module(parent)  # the old package's own warning is its own test's
     saved = sys.modules.pop(old, None)  # a path imported before warns no more: import it afresh
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -124,6 +125,31 @@ def test_a_moved_module_warns_and_is_the_same_module(old: str, new: str) -> None
     assert deprecations[0].filename == __file__  # the importing line, not graphtrail's shim
 
 
+@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
+def test_an_old_path_keeps_every_public_name(old: str, new: str) -> None:
+    module = importlib.import_module(new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        shim = importlib.import_module(old)
+    for name in getattr(module, "__all__", ()):
+        assert getattr(shim, name) is getattr(module, name)
+
+
+def test_an_old_package_path_never_loads_a_second_copy_of_a_submodule() -> None:
+    # Without the submodule finder, old.X is found through new's __path__ and executed again:
+    # a second module object with its own classes.
+    code = (
+        "import warnings; warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "import graphtrail.agents.graphdb.neo4j as old, graphtrail.agents.kg.graph as old_graph\n"
+        "import graphtrail.kg.backends.neo4j as new, graphtrail.kg.graph as new_graph\n"
+        "assert old is new and old.Neo4jStore is new.Neo4jStore, (old, new)\n"
+        "assert old_graph is new_graph\n"
+        "try:\n    import graphtrail.agents.graphdb.no_such_module\n"
+        "except ModuleNotFoundError:\n    pass\nelse:\n    raise AssertionError('imported a module that does not exist')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_a_moved_module_keeps_its_names_for_from_imports() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -135,10 +161,14 @@ def test_a_moved_module_keeps_its_names_for_from_imports() -> None:
     assert EntityNames is leaks.EntityNames
 
 
-def _old_path_imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    parts = ["graphtrail", *path.relative_to(EVALUATORS.parent).with_suffix("").parts]
-    package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+def _is_old(target: str) -> bool:
+    return target in MOVED or any(target.startswith(p + ".") for p in PACKAGES)
+
+
+def _old_path_imports(source: str, module: str) -> list[str]:
+    """The old paths that ``source`` (the code of dotted ``module``, a package's ``__init__`` included) imports."""
+    tree = ast.parse(source)
+    package = module.split(".")[:-1]
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -150,15 +180,54 @@ def _old_path_imports(path: Path) -> list[str]:
             targets = [a.name for a in node.names]
         else:
             continue
-        found += [t for t in targets if t in MOVED]
+        found += [t for t in targets if _is_old(t)]
+    # import_module("graphtrail.agents.kg") and the like: a string naming an old path
+    found += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+              and _is_old(n.value)]
     return found
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _shim_files() -> set[Path]:
+    # From the file system: an imported old path's spec is its new module's.
+    files = set()
+    for m in MOVED:
+        base = EVALUATORS.parent.joinpath(*m.split(".")[1:])
+        files.add((base / "__init__.py" if base.is_dir() else base.with_suffix(".py")).resolve())
+    assert all(f.is_file() for f in files), sorted(f for f in files if not f.is_file())
+    return files
+
+
 def test_graphtrail_never_imports_a_moved_path() -> None:
-    shims = {Path(importlib.util.find_spec("graphtrail").origin).parent.joinpath(*m.split(".")[1:]).with_suffix(".py")
-             for m in MOVED}
-    bad = {str(p): found for p in EVALUATORS.parent.rglob("*.py")
-           if p not in shims and (found := _old_path_imports(p))}
+    shims = _shim_files()
+    bad = {}
+    for p in EVALUATORS.parent.rglob("*.py"):
+        module = ".".join(["graphtrail", *p.relative_to(EVALUATORS.parent).with_suffix("").parts])
+        if p.resolve() not in shims and (found := _old_path_imports(p.read_text(encoding="utf-8"), module)):
+            bad[str(p)] = found
+    assert bad == {}
+
+
+def test_no_test_example_benchmark_script_or_doc_imports_a_moved_path() -> None:
+    here = Path(__file__).resolve()
+    bad = {}
+    for folder in ("tests", "examples", "benchmarks", "scripts"):
+        for p in (ROOT / folder).rglob("*.py"):
+            if p.resolve() != here and (found := _old_path_imports(p.read_text(encoding="utf-8"), "__main__")):
+                bad[str(p)] = found
+    fence = re.compile(r"^```(?:python|py)\n(.*?)^```", re.S | re.M)
+    for p in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
+        for block in fence.findall(p.read_text(encoding="utf-8")):
+            try:
+                found = _old_path_imports(textwrap.dedent(block), "__main__")
+            except SyntaxError:  # a fragment or a session transcript: read its import lines alone
+                lines = "\n".join(ln.strip() for ln in block.splitlines()
+                                  if ln.strip().startswith(("import ", "from ")))
+                found = _old_path_imports(lines, "__main__")
+            if found:
+                bad.setdefault(str(p), []).extend(found)
     assert bad == {}
 
 

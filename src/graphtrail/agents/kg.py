@@ -1,19 +1,5 @@
-"""Moved to graphtrail.kg.graph; kept so old imports work.
+"""Moved to :mod:`graphtrail.kg`: this old path warns on import and is removed in graphtrail 0.3.0."""
 
-Records in graphtrail.kg.records, KGError in graphtrail.kg.errors.
-"""
+from .._moved import moved
 
-from __future__ import annotations
-
-from ..kg.errors import KGError
-from ..kg.graph import KnowledgeGraph
-from ..kg.records import Community, EntityRecord, Relation, TextUnit
-
-__all__ = [
-    "KnowledgeGraph",
-    "EntityRecord",
-    "Relation",
-    "TextUnit",
-    "Community",
-    "KGError",
-]
+moved(__name__, "graphtrail.kg")

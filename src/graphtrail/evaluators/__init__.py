@@ -12,7 +12,7 @@ Three subpackages, data flowing one way (``report -> scoring -> records <- repla
 :mod:`.records` (the replay -> scoring contract) and :mod:`.errors` sit beside
 them; :mod:`.api` (``evaluate``) is the one entry point that uses all three.
 The modules ``stats``, ``metrics``, ``findings``, ``judges`` and ``interception``
-here are shims for their old paths.
+here are old paths: each is its new module and warns on import (``graphtrail._moved``).
 
 Names are imported lazily (``_EXPORTS`` maps each to its module) so that
 ``import graphtrail.evaluators`` stays cheap; add new public names there.

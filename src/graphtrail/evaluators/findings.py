@@ -1,4 +1,5 @@
-"""Moved to :mod:`graphtrail.evaluators.scoring.findings`; kept so old imports work."""
+"""Moved to :mod:`graphtrail.evaluators.scoring.findings`: this old path warns on import and is removed in graphtrail 0.3.0."""
 
-from .scoring.findings import *  # noqa: F401,F403
-from .scoring.findings import __all__  # noqa: F401
+from .._moved import moved
+
+moved(__name__, "graphtrail.evaluators.scoring.findings")

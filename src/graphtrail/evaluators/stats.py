@@ -1,4 +1,5 @@
-"""Moved to :mod:`graphtrail.evaluators.scoring.stats`; kept so old imports work."""
+"""Moved to :mod:`graphtrail.evaluators.scoring.stats`: this old path warns on import and is removed in graphtrail 0.3.0."""
 
-from .scoring.stats import *  # noqa: F401,F403
-from .scoring.stats import __all__  # noqa: F401
+from .._moved import moved
+
+moved(__name__, "graphtrail.evaluators.scoring.stats")

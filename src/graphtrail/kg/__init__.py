@@ -11,7 +11,8 @@ What it holds:
   :func:`active_filter`) that filtered views of the graph honour; :mod:`.live`,
   :mod:`.live_db` (with :mod:`.live_ablate`, :mod:`.live_neo4j`, :mod:`.live_ladybug`): the same
   condition at a user's own data
-  source (a networkx graph, a Neo4j driver, a LadybugDB connection);
+  source (a networkx graph, a Neo4j driver, a LadybugDB connection); :mod:`.relabel`: a masked
+  node keyed by its name shown under a placeholder key in a networkx view;
 - :mod:`.search`: entity search (ranking rules, full scan, index);
 - :mod:`.communities`: seeded Leiden communities, computed lazily and cached;
 - :mod:`.loaders`: :func:`load_kg` / :func:`save_kg`, one module per format

@@ -11,13 +11,22 @@ a masked node keeps its id and edges, its name attribute reads as the placeholde
 and its text attributes are gone (so a lookup by its real name finds nothing); a
 text-blocked node loses its text attributes. :class:`NodeAttributes` does the
 rewriting for this live view and for ``graphtrail.evaluators.ablated`` alike.
+
+A masked node keyed by its name (no name attribute, or one equal to the key) would
+keep its name in its key; the view shows it under the placeholder key of
+:mod:`.relabel` instead, in the node mapping and every adjacency, so membership,
+``view.nodes[name]``, a scan of the nodes and neighbour listings all miss the real
+name, as in a graph built without it. Which nodes those are is worked out once per
+condition (from the graph as it is then).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .relabel import NO_RENAMES, Renames, relabel, renamed_nodes
 from .views import GraphFilter, active_filter, note_source_read
 
 __all__ = ["ablated_view", "NodeAttributes", "TEXT_ATTRIBUTES"]
@@ -73,4 +82,38 @@ def ablated_view(graph: Any, *, name: str = "name", text: tuple[str, ...] = TEXT
 
     view = nx.subgraph_view(graph, filter_node=_shown)
     view._node = NodeAttributes(view._node, active_filter, name, text)  # before any NodeView reads it
+    relabel(view, _RunRenames(graph, name), name)
     return view
+
+
+class _RunRenames:
+    """The current run's renamed nodes (:func:`.relabel.renamed_nodes`), worked out once per condition."""
+
+    _LIMIT = 256  # conditions remembered; an evaluation has a few per question
+
+    def __init__(self, graph: Any, name: str) -> None:
+        self._graph, self._name = graph, name
+        self._known: dict[GraphFilter, Renames] = {}
+        self._last: tuple[GraphFilter | None, Renames] = (None, NO_RENAMES)  # read on every access: no hashing
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Renames:
+        f = active_filter()
+        if f is None:
+            return NO_RENAMES
+        last = self._last
+        if last[0] is f:
+            if last[1][0]:
+                note_source_read()  # a lookup the renames answer alone (an old key) still read the ablated data
+            return last[1]
+        found = self._known.get(f) if f.masked else NO_RENAMES
+        if found is None:
+            found = renamed_nodes(self._graph._node, f, self._name)
+            with self._lock:
+                if len(self._known) >= self._LIMIT:
+                    self._known.clear()
+                self._known[f] = found
+        self._last = (f, found)
+        if found[0]:
+            note_source_read()
+        return found

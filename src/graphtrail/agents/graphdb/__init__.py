@@ -1,23 +1,8 @@
-"""Moved to graphtrail.kg.backends; kept so old imports work."""
+"""Moved to :mod:`graphtrail.kg.backends`: this old path warns on import and is removed in graphtrail 0.3.0.
 
-from __future__ import annotations
+``graphtrail.agents.graphdb.X`` is ``graphtrail.kg.backends.X`` the same way (see ``graphtrail._moved``).
+"""
 
-from ...kg.backends import (
-    LBUG_PREFIX,
-    NEO4J_SCHEMES,
-    CypherGraph,
-    GraphMapping,
-    import_graph,
-    is_graph_database,
-    open_graph_database,
-)
+from ..._moved import moved
 
-__all__ = [
-    "CypherGraph",
-    "GraphMapping",
-    "is_graph_database",
-    "open_graph_database",
-    "import_graph",
-    "NEO4J_SCHEMES",
-    "LBUG_PREFIX",
-]
+moved(__name__, "graphtrail.kg.backends")

@@ -2,9 +2,9 @@
 
 The same question answered by two versions of an agent is a pair, so every
 test here is paired: exact McNemar for correct/incorrect (reusing
-:func:`graphtrail.evaluators.stats.mcnemar_exact` on each question's majority
+:func:`graphtrail.evaluators.scoring.stats.mcnemar_exact` on each question's majority
 over trials, as the report does), and for scores a paired bootstrap interval
-(:func:`~graphtrail.evaluators.stats.paired_bootstrap_difference`) with a
+(:func:`~graphtrail.evaluators.scoring.stats.paired_bootstrap_difference`) with a
 sign-flip permutation test for the p-value. The permutation test is exact for
 up to 13 questions, so a handful of questions that all moved one way is
 reported as what it is (p = 0.25 for three), never as a "significant" change

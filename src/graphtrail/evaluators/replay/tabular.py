@@ -63,6 +63,38 @@ def _same_by_name(eid: str, by_value: list[str], names: EntityNames) -> bool:
     return len(hits) == 1 and next(iter(hits)) in by_value
 
 
+def _kg_id_by_name(eid: str, names: EntityNames) -> str | None:
+    """The KG id of the one KG entity ``eid`` is the name of (a row the tracer keyed by its name), else ``None``."""
+    kg = names.kg
+    if kg is None or eid in kg:
+        return None
+    from .filtered.names import named
+
+    hits = {e for e, _ in named(names, eid) if e in kg}
+    return next(iter(hits)) if len(hits) == 1 else None
+
+
+def _by_kg_id(step: Any, names: EntityNames) -> tuple[list[Entity], list[Any]]:
+    """The step's entities and edges with each row the tracer keyed by a KG entity's name under that entity's id.
+
+    Without this a record shown without its id (``{"name": "Otto Hahn", ...}``) is a second entity beside
+    ``p2``: leave-one-out would hide "Otto Hahn", which is no id, and the filter would cut p2's record by its
+    name while the condition keeps p2. ``step.entities`` itself (the same list) when nothing changes.
+    """
+    if names.kg is None:
+        return step.entities, step.edges
+    ids = {e.id: kid for e in step.entities if (kid := _kg_id_by_name(e.id, names)) is not None}
+    if not ids:
+        return step.entities, step.edges
+    entities: dict[str, Entity] = {}
+    for e in step.entities:
+        kid = ids.get(e.id, e.id)
+        entities.setdefault(kid, e if kid == e.id else Entity(id=kid, name=e.name, type=e.type))
+    edges = [edge.model_copy(update={"source": ids.get(edge.source, edge.source), "target": ids.get(edge.target, edge.target)})
+             if edge.source in ids or edge.target in ids else edge for edge in step.edges]
+    return list(entities.values()), edges
+
+
 def _name(eid: str, names: EntityNames) -> str | None:
     known = names.of(eid)
     return known[0] if known else None
@@ -78,14 +110,16 @@ def read_table_entities(trajectory: Trajectory | None, names: EntityNames | None
     steps = []
     added = False
     for step in trajectory.steps:
-        have = set(step.entity_ids)
         by_value = value_entities(step.output, names.kg) if step.error is None else []
         found = [*table_entities(step.output, names), *by_value] if step.error is None else []
+        entities, edges = _by_kg_id(step, names)
+        have = {e.id for e in entities}
         new = list(dict.fromkeys(e for e in found if e not in have))
-        if new:
+        if new or entities is not step.entities:
             added = True
-            kept = [e for e in step.entities if not _same_by_name(e.id, by_value, names)]
-            step = step.model_copy(update={"entities": [*kept, *(Entity(id=e, name=_name(e, names)) for e in new)]})
+            kept = [e for e in entities if not _same_by_name(e.id, by_value, names)]
+            step = step.model_copy(update={"entities": [*kept, *(Entity(id=e, name=_name(e, names)) for e in new)],
+                                           "edges": edges})
         steps.append(step)
     if not added:
         return trajectory

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ....kg.graph import KnowledgeGraph
+from ....kg.relabel import keyed_by_name, masked_key
 from ....kg.views import GraphFilter
 from ...errors import EvaluationError
 
@@ -133,9 +134,16 @@ def _kg_catalogue(data: KnowledgeGraph, keys: Keys) -> KnowledgeGraph:
 # ---------------------------------------------------------------- dict of id -> record: a read-only overlay
 
 
-def shown_record(eid: str, record: Any, graph_filter: GraphFilter, keys: Keys) -> Any:
+def shown_record(eid: str, record: Any, graph_filter: GraphFilter, keys: Keys,
+                 renamed: Mapping[str, str] | None = None) -> Any:
     """One record as the condition shows it: masked renamed and stripped of text, text-blocked stripped of text,
-    references to hidden entities dropped from its lists."""
+    references to hidden entities dropped from its lists, references to a renamed key (``renamed``: a masked
+    entity keyed by its name, old key -> new key) following it. A record that is a string is the entity's text."""
+    renamed = renamed or {}
+    if isinstance(record, str):
+        return "" if withheld_text(graph_filter, eid) else record
+    if isinstance(record, (list, tuple)):
+        return _shown_references(record, graph_filter.hidden, renamed)
     if not isinstance(record, Mapping):
         return record
     hidden = graph_filter.hidden
@@ -143,39 +151,83 @@ def shown_record(eid: str, record: Any, graph_filter: GraphFilter, keys: Keys) -
     for k, v in record.items():
         if withheld_text(graph_filter, eid) and k in keys.text:
             continue
-        if hidden and isinstance(v, (list, tuple)) and any(isinstance(x, str) and x in hidden for x in v):
-            v = type(v)(x for x in v if not (isinstance(x, str) and x in hidden))
+        if isinstance(v, (list, tuple)):
+            v = _shown_references(v, hidden, renamed)
+        elif renamed and isinstance(v, str) and v in renamed and k not in keys.text:
+            v = renamed[v]
         out[k] = v
     if eid in graph_filter.masked:
-        out[keys.name] = graph_filter.masked_name(eid)
+        out[keys.name] = renamed.get(eid) or graph_filter.masked_name(eid)  # a key that was its name: the new key
         for alias_key in ("aliases", "alias"):
             out.pop(alias_key, None)
     return out
 
 
+def _shown_references(values: list[Any] | tuple[Any, ...], hidden: frozenset[str],
+                      renamed: Mapping[str, str]) -> list[Any] | tuple[Any, ...]:
+    if not any(isinstance(x, str) and (x in hidden or x in renamed) for x in values):
+        return values
+    return type(values)(renamed.get(x, x) if isinstance(x, str) else x
+                        for x in values if not (isinstance(x, str) and x in hidden))
+
+
+def renamed_keys(data: Mapping[Any, Any], graph_filter: GraphFilter, keys: Keys) -> dict[str, str]:
+    """The masked entities keyed by their name, old key -> the key the view shows them under.
+
+    Such a key has no id apart from the name (a string key, and no name field or one equal to the key,
+    as for networkx nodes): keeping it would keep the name, so ``view["Lise Meitner"]`` would still find
+    her. The new key is :func:`~graphtrail.kg.relabel.masked_key` (the placeholder and a digest, which the factory route
+    reads back as the entity)."""
+
+    new: dict[str, str] = {}
+    for eid in graph_filter.masked:
+        if eid in graph_filter.hidden or eid not in data:
+            continue
+        record = data[eid]
+        if keyed_by_name(eid, record if isinstance(record, Mapping) else {}, keys.name):
+            key = masked_key(eid)
+            while key in data:  # a digest that is some record's key already: lengthen it
+                key += "~"
+            new[eid] = key
+    return new
+
+
 class AblatedMapping(Mapping[str, Any]):
-    """``{id: record}`` without hidden ids, masked and text-blocked records rewritten on read (nothing copied)."""
+    """``{id: record}`` without hidden ids, masked and text-blocked records rewritten on read (nothing copied).
+
+    A masked entity keyed by its name is shown under a new key (:func:`renamed_keys`); its old key finds nothing.
+    """
 
     def __init__(self, data: Mapping[str, Any], graph_filter: GraphFilter, keys: Keys) -> None:
         self._data, self._filter, self._keys = data, graph_filter, keys
         self._touched = withheld(graph_filter)
+        self._renamed = renamed_keys(data, graph_filter, keys) if graph_filter.masked else {}
+        self._old = {v: k for k, v in self._renamed.items()}
+        self._rewrite = bool(graph_filter.hidden or self._renamed)
 
     def __getitem__(self, key: str) -> Any:
-        if str(key) in self._filter.hidden:
+        if str(key) in self._filter.hidden or key in self._renamed:
             raise KeyError(key)
+        key = self._old.get(key, key)
         record = self._data[key]
-        if str(key) in self._touched or (self._filter.hidden and isinstance(record, Mapping)):
-            return shown_record(str(key), record, self._filter, self._keys)
+        if str(key) in self._touched or (self._rewrite and isinstance(record, (Mapping, list, tuple))):
+            return shown_record(str(key), record, self._filter, self._keys, self._renamed)
         return record
 
     def __iter__(self) -> Iterator[str]:
-        hidden = self._filter.hidden
-        return (k for k in self._data if str(k) not in hidden)
+        hidden, renamed = self._filter.hidden, self._renamed
+        return (renamed.get(k, k) for k in self._data if str(k) not in hidden)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
     def __contains__(self, key: object) -> bool:
+        try:
+            if key in self._renamed:
+                return False
+            key = self._old.get(key, key)
+        except TypeError:  # an unhashable key is no record
+            return False
         return str(key) not in self._filter.hidden and key in self._data
 
 
@@ -189,6 +241,8 @@ def _mapping_catalogue(data: Mapping[str, Any], keys: Keys) -> KnowledgeGraph:
         if isinstance(record, Mapping):
             kg.add_entity(str(eid), record.get(keys.name), str(record.get(keys.type) or "entity"), _text_of(record, keys),
                           record.get("aliases") or ())
+        elif isinstance(record, str):  # {name: text}
+            kg.add_entity(str(eid), None, "entity", record)
         else:
             kg.add_entity(str(eid))
     ids = set(kg.entity_ids())
@@ -199,6 +253,10 @@ def _mapping_catalogue(data: Mapping[str, Any], keys: Keys) -> KnowledgeGraph:
                     for x in v:
                         if isinstance(x, str) and x in ids and x != str(eid):
                             kg.add_relation(str(eid), str(k), x)
+        elif isinstance(record, (list, tuple)):  # {key: [the keys it links to]}
+            for x in record:
+                if isinstance(x, str) and x in ids and x != str(eid):
+                    kg.add_relation(str(eid), "related_to", x)
     return kg
 
 

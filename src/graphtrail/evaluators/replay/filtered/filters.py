@@ -32,6 +32,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from ...._lines import split_lines
+from ....kg.relabel import placeholder
 from ....kg.views import GraphFilter
 
 __all__ = [
@@ -176,7 +177,7 @@ def _filter_value(obj: Any, f: GraphFilter) -> Any:
     if eid is not None and eid in f.masked:
         for key in NAME_KEYS:
             if key in out:
-                out[key] = f.masked_name(eid)
+                out[key] = placeholder(f, eid, obj.get(key))  # an id that is the name: a digest, not the name
         for key in TEXT_KEYS:
             if key in out:
                 out[key] = [] if isinstance(out[key], list) else ""
@@ -318,7 +319,7 @@ def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str], know
     for eid in f.masked:
         name = names.get(eid)
         if name:
-            out = pattern(name).sub(f.masked_name(eid), out)
+            out = pattern(name).sub(placeholder(f, eid, name).replace("\\", "\\\\"), out)
     return out
 
 

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ....kg.relabel import placeholder
 from ....kg.views import GraphFilter
 from .leaks import normalize
 from .withheld import map_strings as _map_strings
@@ -78,7 +79,7 @@ def restore(output: Any, replaced: list[str]) -> Any:
 
 def mask_everywhere(output: Any, graph_filter: GraphFilter, names: Mapping[str, str]) -> Any:
     """Every whole-word occurrence of a masked entity's name, anywhere in ``output``, becomes its placeholder."""
-    terms = {n: graph_filter.masked_name(e) for e, n in names.items()
+    terms = {n: placeholder(graph_filter, e, n) for e, n in names.items()
              if e in graph_filter.masked and isinstance(n, str) and len(n) >= 3}
     if not terms:
         return output
