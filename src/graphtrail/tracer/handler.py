@@ -121,7 +121,7 @@ class GraphTrailHandler(BaseCallbackHandler):
 
     def _parent(self, parent_run_id: UUID | None) -> RunRecord | None:
         if parent_run_id is not None:
-            run = self._recs.get(_key(parent_run_id))
+            run = self._recs.get(parent_run_id.int if type(parent_run_id) is UUID else parent_run_id)
             if run is not None:
                 return run
         if self._bound is not None:
@@ -139,7 +139,7 @@ class GraphTrailHandler(BaseCallbackHandler):
 
     def _finished(self, run_id: UUID) -> RunRecord | None:
         """The record a run owns, removed from the map and stamped; None for unknown and folded runs."""
-        key = _key(run_id)
+        key = run_id.int if type(run_id) is UUID else run_id  # _key(run_id), written out
         run = self._recs.pop(key, None)
         if run is None or run.key != key:
             return None
@@ -160,7 +160,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            key = _key(run_id)
+            key = run_id.int if type(run_id) is UUID else run_id  # _key(run_id), written out
             parent = self._parent(parent_run_id)
             if parent is None:
                 name = kwargs.get("name") or (serialized or {}).get("name") or ""
@@ -247,7 +247,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         """``inputs``: a chat model's message list, or a completion model's last prompt (``kind="llm"``)."""
         parent = self._parent(parent_run_id)
         if parent is not None:
-            key = _key(run_id)
+            key = run_id.int if type(run_id) is UUID else run_id  # _key(run_id), written out
             root = parent.root
             if root.provider is None and metadata:
                 label = metadata.get("ls_provider")
@@ -299,7 +299,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             parent = self._parent(parent_run_id)
             if parent is None:
                 return
-            key = _key(run_id)
+            key = run_id.int if type(run_id) is UUID else run_id  # _key(run_id), written out
             name = str(kwargs.get("name") or (serialized or {}).get("name") or "tool")
             call_id = kwargs.get("tool_call_id")
             if not isinstance(call_id, str):
