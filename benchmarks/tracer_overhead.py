@@ -455,8 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--breakdown",
         action="store_true",
-        help="also time graphtrail with OTel's no-op tracer and a do-nothing LangChain handler, to split its cost "
-        "into LangChain's handler calls, graphtrail's own work and the SDK's span recording",
+        help="also time graphtrail with OTel's no-op tracer, a do-nothing LangChain handler and the OTel SDK alone "
+        "recording graphtrail's spans of one run, to split its cost into LangChain's handler calls, graphtrail's "
+        "own work and the SDK's span recording",
     )
     parser.add_argument(
         "--peers",
