@@ -27,6 +27,10 @@ and ``submit_answer``), so any difference is the tracer's cost. Configurations:
   own batching processor (``span_exporter=``): no server, no network;
 - ``gt-noop-otel`` (``--breakdown``): graphtrail with OTel's no-op tracer, so
   its callback work and the SDK's span recording can be told apart;
+- ``gt-sdk-only`` (``--breakdown``): not an agent run: the OTel SDK starting and
+  ending the spans of one graphtrail run (recorded once, replayed with the same
+  names, parents, attributes and events), i.e. what the SDK itself spends on what
+  graphtrail records, which no change inside graphtrail's callbacks can remove;
 - ``lc-handler`` (``--breakdown``): a LangChain callback handler that does
   nothing, i.e. what LangChain itself spends calling any handler at all.
 
@@ -174,7 +178,8 @@ def graphtrail_noop_otel_config() -> Config:
     return Config(
         "gt-noop-otel",
         lambda: agent.invoke(agent_input()),
-        enter=lambda: graphtrail.configure(tracer_provider=provider),
+        # metrics off: otherwise this arm would record them whenever it follows a graphtrail block
+        enter=lambda: graphtrail.configure(tracer_provider=provider, metrics="none"),
     )
 
 
@@ -194,6 +199,68 @@ def do_nothing_handler_config() -> Config:
 
     agent, handler = build_agent(), DoNothing()
     return Config("lc-handler", lambda: agent.invoke(agent_input(), config={"callbacks": [handler]}))
+
+
+def sdk_replay_config() -> Config:
+    """The OTel SDK alone recording graphtrail's spans of one run (``--breakdown``): no agent, no LangChain.
+
+    One run of the traced agent is recorded, and each timed "run" of this configuration starts and
+    ends the same spans (names, kinds, parents, attributes, events, timestamps) on a fresh SDK
+    ``TracerProvider`` with the same processor and exporter kind. What graphtrail adds over the
+    floor is its own work plus this, so this is the part no change inside graphtrail's callbacks
+    can remove while it records the same spans.
+    """
+    import graphtrail
+    from opentelemetry import trace
+
+    source = InMemorySpanExporter()
+    src_provider = TracerProvider()
+    src_provider.add_span_processor(BatchSpanProcessor(source))
+    graphtrail.configure(tracer_provider=src_provider, metrics="none")
+    graphtrail.trace_agent(build_agent(), name="kg-agent").invoke(agent_input())
+    src_provider.force_flush()
+    spans = list(source.get_finished_spans())
+    ids = {s.context.span_id for s in spans}
+    # parents first: a span's parent has no parent in the run, or fewer ancestors than it
+    depth: dict[int, int] = {}
+
+    def level(span: ReadableSpan) -> int:
+        parent = span.parent.span_id if span.parent is not None and span.parent.span_id in ids else None
+        if parent is None:
+            return 0
+        if span.context.span_id not in depth:
+            depth[span.context.span_id] = 1 + level(next(s for s in spans if s.context.span_id == parent))
+        return depth[span.context.span_id]
+
+    plan = [
+        (s.name, s.kind, dict(s.attributes or {}), [(e.name, dict(e.attributes or {}), e.timestamp) for e in s.events],
+         s.parent.span_id if s.parent is not None and s.parent.span_id in ids else None, s.context.span_id,
+         s.start_time, s.end_time)
+        for s in sorted(spans, key=level)
+    ]
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    tracer = provider.get_tracer("graphtrail")
+
+    def replay() -> None:
+        made: dict[int, Any] = {}
+        ctxs: dict[int, Any] = {}
+        for name, kind, attrs, events, parent, span_id, start, _ in plan:
+            if parent is not None and parent not in ctxs:
+                ctxs[parent] = trace.set_span_in_context(made[parent])
+            span = tracer.start_span(name, context=ctxs.get(parent), kind=kind, attributes=attrs, start_time=start)
+            for event, event_attrs, at in events:
+                span.add_event(event, event_attrs, timestamp=at)
+            made[span_id] = span
+        for *_, span_id, _, end in plan:
+            made[span_id].end(end_time=end)
+
+    def finished() -> list[ReadableSpan]:
+        provider.force_flush()
+        return list(exporter.get_finished_spans())
+
+    return Config("gt-sdk-only", replay, finished_spans=finished)
 
 
 def openinference_config() -> Config:
@@ -354,6 +421,7 @@ def overhead_table(clock: str, times: dict[str, list[float]], spans_per_run: dic
     """Each tracer's overhead over untraced and over the floor (``lc-handler``: LangChain calling a handler
     that does nothing, which every callback-based tracer pays), with the spans it records per run."""
     medians = {name: statistics.median(ts) for name, ts in times.items()}
+    sdk_only = medians.pop("gt-sdk-only", None)  # not an agent run: printed in the split below
     base, floor = medians["untraced"], medians["lc-handler"] / medians["untraced"]
     print(f"\n{clock}: overhead over untraced and over the do-nothing-handler floor ({floor:.3f} x untraced)")
     print(f"{'config':<14}{'spans/run':>10}{'x untraced':>12}{'over untraced':>15}{'over floor':>12}{'x floor':>9}")
@@ -367,6 +435,13 @@ def overhead_table(clock: str, times: dict[str, list[float]], spans_per_run: dic
     if "gt-no-metrics" in medians:
         added = (medians["graphtrail"] - medians["gt-no-metrics"]) / base
         print(f"target metrics add <= {TARGET_METRICS:.2f}: {added:+.3f} {'PASS' if added <= TARGET_METRICS else 'FAIL'}")
+    if sdk_only is not None and "gt-noop-otel" in medians and "gt-no-metrics" in medians:
+        own = medians["gt-noop-otel"] / base - floor
+        sdk = sdk_only / base
+        print(f"graphtrail over the floor, split (x untraced): its callbacks' own work (gt-noop-otel - floor) {own:+.3f}; "
+              f"the OTel SDK recording its {spans_per_run.get('graphtrail', 0.0):.0f} spans alone (gt-sdk-only) {sdk:+.3f}; "
+              f"metrics {(medians['graphtrail'] - medians['gt-no-metrics']) / base:+.3f}; "
+              f"the rest (gt-no-metrics - floor - both) {medians['gt-no-metrics'] / base - floor - own - sdk:+.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -380,8 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--breakdown",
         action="store_true",
-        help="also time graphtrail with OTel's no-op tracer and a do-nothing LangChain handler, to split its cost "
-        "into LangChain's handler calls, graphtrail's own work and the SDK's span recording",
+        help="also time graphtrail with OTel's no-op tracer, a do-nothing LangChain handler and the OTel SDK alone "
+        "recording graphtrail's spans of one run, to split its cost into LangChain's handler calls, graphtrail's "
+        "own work and the SDK's span recording",
     )
     parser.add_argument(
         "--peers",
@@ -395,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.peers:
         configs += [openllmetry_config(), langfuse_config()]
     if args.breakdown:
-        configs += [graphtrail_config(metrics=False), graphtrail_noop_otel_config()]
+        configs += [graphtrail_config(metrics=False), graphtrail_noop_otel_config(), sdk_replay_config()]
     if args.breakdown or args.peers:
         configs.append(do_nothing_handler_config())
     for config in configs:

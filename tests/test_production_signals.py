@@ -205,6 +205,39 @@ def test_metrics_that_fail_never_break_the_agent(monkeypatch: pytest.MonkeyPatch
     assert len(warnings) == 1
 
 
+def test_signals_that_fail_still_leave_the_root_its_visited_attributes(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The root's visited/uncited/citation-source attributes are set in the same call as the
+    signals' (one set_attributes): when the signals cannot be computed, they are still set."""
+    from graphtrail.tracer import _safety, signals
+    from graphtrail.tracer.config import get_memory_exporter
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("a bug in graphtrail's signals")
+
+    _safety.reset_warnings()
+    graphtrail.configure(exporter="memory")
+    monkeypatch.setattr(signals, "provenance_signals", broken)
+    agent = graphtrail.trace_agent(create_graphrag_agent(MODEL, load_kg("countries")), name="kg-agent")
+    try:
+        with caplog.at_level(logging.WARNING, logger="graphtrail"), graphtrail.capture() as cap:
+            assert agent.invoke({"messages": [("user", load_questions("countries-demo")[0].question)]})["messages"]
+        graphtrail.tracer.flush()
+        exporter = get_memory_exporter()
+        assert exporter is not None
+        roots = [s for s in exporter.get_finished_spans() if s.name.startswith("invoke_agent")]
+    finally:
+        graphtrail.configure()
+    assert [t.provenance for t in cap.trajectories] == [None]
+    attrs = dict(roots[-1].attributes or {})
+    visited = json.loads(attrs["graphtrail.visited"])
+    assert visited and visited == cap.trajectories[0].visited
+    assert "graphtrail.visited_uncited" in attrs and "graphtrail.citation_sources" in attrs
+    assert not any(k.startswith("graphtrail.provenance.") for k in attrs)
+    assert any("provenance signals" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
 def test_replays_are_not_counted_in_the_metrics() -> None:
     graphtrail.configure(metrics="memory")
     agent = graphtrail.trace_agent(create_graphrag_agent(MODEL, load_kg("countries")), name="kg-agent")

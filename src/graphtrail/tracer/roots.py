@@ -193,22 +193,24 @@ def finish_root(root: RootRecord, output: Any, error: BaseException | None) -> T
         if mapped != citations:
             citations = mapped
             span.set_attributes({A.CITATIONS: dumps(citations)})
-    # Provenance signals on the root span, and the run's metrics (tracer/signals.py).
-    provenance = finish_run(
-        span, root.facts, agent=root.name, agent_from_run=root.name_from_run, citations=citations, rows=rows, revealed=root.revealed, answer=raw_answer,
-        question=root.question, status=status, error_type=attrs.get(A.ERROR_TYPE), start_ns=root.start_ns, end_ns=end_ns,
-    )
-    root.revealed = []
     # What needs the child spans' ids.
     visited = visited_ids(row[1] for row in rows)
     sources = first_sources(citations, rows)
-    span.set_attributes({
+    late_attrs = {
         A.VISITED: dumps(visited),
         A.VISITED_UNCITED: dumps(uncited_ids(visited, citations)),
         A.CITATION_SOURCES: dumps(
             {cid: {"entity_id": cid, "steps": steps_, "span_ids": spans} for cid, (steps_, spans) in sources.items()}
         ),
-    })
+    }
+    # Provenance signals on the root span, with the attributes above in the same call, and the
+    # run's metrics (tracer/signals.py).
+    provenance = finish_run(
+        span, root.facts, agent=root.name, agent_from_run=root.name_from_run, citations=citations, rows=rows, revealed=root.revealed, answer=raw_answer,
+        question=root.question, status=status, error_type=attrs.get(A.ERROR_TYPE), start_ns=root.start_ns, end_ns=end_ns,
+        span_attributes=late_attrs,
+    )
+    root.revealed = []
     end_span(span, end_ns)
     if not root.captures:  # nobody reads a Trajectory of this run: don't build one
         return None

@@ -80,8 +80,12 @@ def finish_run(
     error_type: str | None,
     start_ns: int,
     end_ns: int,
+    span_attributes: dict[str, Any] | None = None,
 ) -> ProvenanceSignals | None:
     """Compute the run's signals, put them on the root ``span`` and record the run's metrics.
+
+    ``span_attributes``: more root attributes the caller has ready, set in the same call as
+    the signals' (each ``set_attributes`` takes the span's lock and checks the mapping again).
 
     ``agent_from_run``: ``agent`` is LangChain's run name, not a name given in code
     (a metric label only if the user let run names in). ``rows``: per finished tool call ``(step, entity ids, span id)``; ``revealed``:
@@ -100,14 +104,28 @@ def finish_run(
         )
     except Exception as exc:  # noqa: BLE001
         warn_once("signals:compute", "graphtrail: could not compute a run's provenance signals (%r); the agent is unaffected", exc)
+        _set_quietly(span, span_attributes)
         return None
     try:
-        span.set_attributes(signals_attributes(signals))
+        attrs = signals_attributes(signals)
+        if span_attributes:
+            attrs.update(span_attributes)
+        span.set_attributes(attrs)
     except Exception as exc:  # noqa: BLE001 - a span processor's hook may raise
         warn_once("signals:span", "graphtrail: could not set the provenance attributes (%r)", exc)
+        _set_quietly(span, span_attributes)
     if metrics_enabled():
         try:
             record_run(facts, signals, agent=agent, agent_from_run=agent_from_run, status=status, error_type=error_type, duration_s=max(0, end_ns - start_ns) / 1e9)
         except Exception as exc:  # noqa: BLE001
             warn_once("metrics:record", "graphtrail: could not record a run's metrics (%r); the agent is unaffected", exc)
     return signals
+
+
+def _set_quietly(span: Any, attributes: dict[str, Any] | None) -> None:
+    """The caller's attributes when the signals' could not be set: they do not depend on them."""
+    if attributes:
+        try:
+            span.set_attributes(attributes)
+        except Exception:  # noqa: BLE001 - already warned
+            pass
