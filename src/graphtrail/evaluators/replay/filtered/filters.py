@@ -310,12 +310,15 @@ def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str], know
         def names_hidden(part: str) -> bool:
             return any(p.search(part) for p in hidden_terms)
 
+    from .passages import cut_passages
     from .tablefilter import table_lines
 
     text = _without_passages(text, gone_pages or [], hidden_terms)
-    table = table_lines(text, f, names) or {}  # a table's unit is its row: dropped whole, header kept
-    out = "".join(("" if table[i] else line) if i in table else (_cut(line, names_hidden) if names_hidden(line) else line)
-                  for i, line in enumerate(split_lines(text, keepends=True)))
+    out = cut_passages(text, f, names, known)  # passages each headed by one entity: their unit is the passage
+    if out is None:
+        table = table_lines(text, f, names) or {}  # a table's unit is its row: dropped whole, header kept
+        out = "".join(("" if table[i] else line) if i in table else (_cut(line, names_hidden) if names_hidden(line) else line)
+                      for i, line in enumerate(split_lines(text, keepends=True)))
     for eid in f.masked:
         name = names.get(eid)
         if name:
