@@ -77,3 +77,20 @@ def test_every_valid_condition_equals_the_oracle_and_is_estimated(tmp_path: Path
     assert set(refused) <= {"cited_removal", "leave_one_out"}, refused
     assert all(reason.startswith("the model was given hidden or masked entities") and "search_passages" in reason
                for reason in refused.values()), refused
+
+
+def test_a_document_goes_whole_when_its_owner_is_hidden_masked_or_text_blocked() -> None:
+    from graphtrail.evaluators.replay.filtered.filters import filter_tool_output
+
+    docs = world.documents()
+    for cut in (GraphFilter(hidden=frozenset({"p2"})), GraphFilter(masked=frozenset({"p2"})),
+                GraphFilter(text_blocked=frozenset({"p2"}))):
+        kept = filter_tool_output("search", list(docs), cut)
+        expected = world.documents((cut.hidden, cut.masked, cut.text_blocked))  # the oracle's Documents
+        assert [d.metadata["id"] for d in kept] == [d.metadata["id"] for d in expected], cut
+        # a retriever returning (content, Documents): the content loses the owner's passage whole
+        content = "\n\n".join(d.page_content for d in docs[:3])
+        text, artifact = filter_tool_output("search", (content, docs[:3]), cut, content_and_artifact=True)
+        assert [d.metadata["id"] for d in artifact] == ["p1", "p3"], cut
+        assert "German chemist" not in text and "Worked at: Kaiser Wilhelm Institute" in text
+        assert text.count("Worked at:") == 2, (cut, text)
