@@ -476,7 +476,9 @@ class KnowledgeGraph:
                 visible[masked] = False
                 derived["search_visible"] = visible
                 derived["search_masked"] = sorted(masked)
-            extra = [(i, f.masked_name(s.ids[i], s.names[i])) for i in derived["search_masked"]]
+            extra = derived.get("search_extra")
+            if extra is None:  # the placeholders, once per filter (an id spelling its name gets a digest)
+                extra = derived["search_extra"] = [(i, f.masked_name(s.ids[i], s.names[i])) for i in derived["search_masked"]]
         return index.search(query, visible=visible, extra=extra, type=type, limit=limit, record=self.entity)
 
     # ------------------------------------------------------------ summary
