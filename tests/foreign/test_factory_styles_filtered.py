@@ -53,8 +53,10 @@ PLAIN_TEXT = {"retriever_tool"}
 #: IndexError): the runs fail, and failed runs make the condition invalid, never a wrong number.
 MAY_REFUSE = {"custom_state_channel": {"cited_removal", "leave_one_out"}}
 
-_REFUSED = ("the filter route reads no entity in names-only passages, even with a KG, so it refuses every condition "
-            "(issue 28 item 5: cut plain text by its attribution unit, labelled estimated)")
+_REFUSED = ("names-only passages are cut by their attribution unit and every valid condition equals the oracle "
+            "(test_passages_filtered.py), but cited_removal and leave_one_out stay refused: a kept passage names a "
+            "hidden entity, and the filter route cannot tell a stored Document (the oracle keeps it) from a rendering "
+            "of the graph's edges (the real ablation drops it), so the model-input check refuses rather than guess")
 
 
 @pytest.mark.parametrize("style", [pytest.param(s, marks=pytest.mark.xfail(reason=_REFUSED, strict=True))

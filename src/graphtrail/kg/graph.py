@@ -285,7 +285,7 @@ class KnowledgeGraph:
         eid = s.ids[i]
         f = self.graph_filter
         if f is not None and eid in f.masked:
-            return EntityRecord(eid, f.masked_name(eid), s.types[i], "", ())
+            return EntityRecord(eid, f.masked_name(eid, s.names[i]), s.types[i], "", ())  # an id spelling the name: a digest
         description = s.descriptions[i]
         if f is not None and eid in f.text_blocked:
             description = ""
@@ -476,7 +476,9 @@ class KnowledgeGraph:
                 visible[masked] = False
                 derived["search_visible"] = visible
                 derived["search_masked"] = sorted(masked)
-            extra = [(i, f.masked_name(s.ids[i])) for i in derived["search_masked"]]
+            extra = derived.get("search_extra")
+            if extra is None:  # the placeholders, once per filter (an id spelling its name gets a digest)
+                extra = derived["search_extra"] = [(i, f.masked_name(s.ids[i], s.names[i])) for i in derived["search_masked"]]
         return index.search(query, visible=visible, extra=extra, type=type, limit=limit, record=self.entity)
 
     # ------------------------------------------------------------ summary

@@ -51,7 +51,7 @@ class NodeAttributes(Mapping[Any, Any]):
         if eid in f.masked or eid in f.text_blocked:
             attrs = {k: v for k, v in attrs.items() if k not in self._text}
             if eid in f.masked:
-                attrs[self._name] = f.masked_name(eid)
+                attrs[self._name] = f.masked_name(eid, self._nodes[node].get(self._name))
                 attrs.pop("aliases", None)
         return attrs
 

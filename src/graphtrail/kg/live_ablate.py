@@ -6,9 +6,11 @@ transaction, by statements that
 
 - delete every hidden node with its relationships (``DETACH DELETE``), so no
   pattern can pass through it, as in a database built without it;
-- rename every masked node (its name becomes ``"[masked entity] <id>"``, its
-  aliases go, its text properties become ``""``), so a lookup by the real
-  name finds nothing, while its id and edges stay;
+- rename every masked node (its name becomes ``"[masked entity] <id>"``, or
+  the placeholder and a digest when the id spells the name, as in memory:
+  :meth:`~.views.GraphFilter.masked_name`; its aliases go, its text
+  properties become ``""``), so a lookup by the real name (``CONTAINS``, a
+  full-text index) finds nothing, while its id and edges stay;
 - empty the text properties of every text-blocked node.
 
 The transaction is then rolled back whatever happens; nothing is ever
@@ -25,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import KGError
-from .views import MASK_PLACEHOLDER, GraphFilter, active_filter, note_source_read
+from .views import MASK_PLACEHOLDER, GraphFilter, active_filter, id_spells_name, masked_key, note_source_read
 
-__all__ = ["NodeFields", "Statement", "current_filter", "ablation_statements", "refuse_transaction_control"]
+__all__ = ["NodeFields", "Statement", "current_filter", "ablation_statements", "masked_names_read",
+           "refuse_transaction_control"]
 
 Statement = tuple[str, dict[str, Any]]
 
@@ -57,8 +60,34 @@ def _q(name: str) -> str:
     return cypher_name(name, "property name")
 
 
+def masked_names_read(graph_filter: GraphFilter, fields: NodeFields, *,
+                      present: Iterable[str] | None = None) -> Statement | None:
+    """The read (run first, in the same transaction) of the masked nodes' ``[id, name]`` rows, for
+    :func:`ablation_statements`' ``names``; ``None`` when nothing is masked or the nodes have no name property."""
+    masked = sorted(graph_filter.masked - graph_filter.hidden)
+    if not masked or (present is not None and fields.name_property not in set(present)):
+        return None
+    ident, name = _q(fields.id_property), _q(fields.name_property)
+    return f"MATCH (n) WHERE n.{ident} IN $ids RETURN n.{ident}, n.{name}", {"ids": masked}
+
+
+def _spelled(graph_filter: GraphFilter, names: Iterable[Any]) -> dict[str, str]:
+    """Masked id -> its digest placeholder, for the ``[id, name]`` rows whose id spells the name (a node without
+    a name has its id for one)."""
+    out: dict[str, str] = {}
+    for eid, name in names:
+        if eid is None:
+            continue
+        eid = str(eid)
+        shown = name if isinstance(name, str) and name.strip() else eid
+        if eid in graph_filter.masked and id_spells_name(eid, shown):
+            out[eid] = masked_key(eid)
+    return out
+
+
 def ablation_statements(
-    graph_filter: GraphFilter, fields: NodeFields, *, dialect: str, present: Iterable[str] | None = None
+    graph_filter: GraphFilter, fields: NodeFields, *, dialect: str, present: Iterable[str] | None = None,
+    names: Iterable[Any] = (),
 ) -> list[Statement]:
     """The statements that turn the committed data into the condition's data (inside a transaction).
 
@@ -66,6 +95,9 @@ def ablation_statements(
     removing a property differ). ``present``, when given, is the set of node
     properties the database knows: LadybugDB refuses ``SET`` on a property no
     table has, so the others are left out (there is nothing to withhold there).
+    ``names``: the ``[id, name]`` rows :func:`masked_names_read` returned; a masked
+    node whose id spells its name is named :func:`~.views.masked_key` instead of
+    ``"[masked entity] <id>"`` (which would spell the name).
     """
     known = None if present is None else set(present)
 
@@ -98,6 +130,10 @@ def ablation_statements(
         if sets or tail:
             body = f"SET {', '.join(sets)}" if sets else ""
             out.append((f"MATCH (n) WHERE n.{ident} IN $ids {body}{tail}", {"ids": masked, "prefix": prefix}))
+        if has(fields.name_property):
+            name = _q(fields.name_property)
+            for eid, shown in sorted(_spelled(graph_filter, names).items()):  # few: the masked ids that spell names
+                out.append((f"MATCH (n) WHERE n.{ident} = $id SET n.{name} = $shown", {"id": eid, "shown": shown}))
     return out
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import KGError
-from .live_ablate import NodeFields, ablation_statements, current_filter, refuse_transaction_control
+from .live_ablate import NodeFields, ablation_statements, current_filter, masked_names_read, refuse_transaction_control
 from .views import GraphFilter
 
 __all__ = ["AblatedConnection", "COPIES"]
@@ -86,6 +86,17 @@ def _node_properties(conn: Any) -> frozenset[str]:
         names.update(row[0] for row in info.get_all())
         info.close()
     return frozenset(names)
+
+
+def _statements(conn: Any, graph_filter: GraphFilter, fields: NodeFields, present: frozenset[str]) -> list[Any]:
+    """The condition's statements, after reading the masked nodes' names (an id that spells one gets a digest)."""
+    read = masked_names_read(graph_filter, fields, present=present)
+    names: list[Any] = []
+    if read is not None:
+        result = conn.execute(*read)
+        names = [tuple(row) for row in result.get_all()]
+        result.close()
+    return ablation_statements(graph_filter, fields, dialect="ladybug", present=present, names=names)
 
 
 def _locked_folder(parent: Path, stack: contextlib.ExitStack) -> Path:
@@ -132,7 +143,7 @@ class _Copy:
             # write-ahead log to write now, no checkpoint when the copy closes (each took ~0.1-0.8 s).
             _close(self.conn.execute("BEGIN TRANSACTION"))
             self._stack.callback(_rollback, self.conn)
-            for statement, params in ablation_statements(graph_filter, fields, dialect="ladybug", present=present):
+            for statement, params in _statements(self.conn, graph_filter, fields, present):
                 _close(self.conn.execute(statement, params))
         except BaseException:
             self._stack.close()
@@ -224,10 +235,9 @@ class AblatedConnection:
             if self._own is None:
                 self._own = ladybug.Connection(database)
             conn = self._own
-            statements = ablation_statements(graph_filter, self._fields, dialect="ladybug",
-                                             present=_node_properties(conn))
             _close(conn.execute("BEGIN TRANSACTION"))
             try:
+                statements = _statements(conn, graph_filter, self._fields, _node_properties(conn))
                 for statement, params in statements:
                     _close(conn.execute(statement, params))
                 return conn.execute(query, parameters)

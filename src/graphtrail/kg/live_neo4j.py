@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .live_ablate import NodeFields, ablation_statements, current_filter
+from .live_ablate import NodeFields, ablation_statements, current_filter, masked_names_read
 from .views import GraphFilter
 
 __all__ = ["AblatedDriver"]
@@ -37,7 +37,9 @@ _SERIAL = threading.Lock()
 
 
 def _apply(tx: Any, graph_filter: GraphFilter, fields: NodeFields) -> None:
-    for statement, params in ablation_statements(graph_filter, fields, dialect="neo4j"):
+    read = masked_names_read(graph_filter, fields)
+    names = [tuple(r.values()) for r in tx.run(*read)] if read is not None else []
+    for statement, params in ablation_statements(graph_filter, fields, dialect="neo4j", names=names):
         tx.run(statement, params).consume()
 
 

@@ -15,22 +15,16 @@ every access). The renames come from a callable so that one wrapper serves both.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .views import MASK_PLACEHOLDER, GraphFilter
+from .views import GraphFilter, masked_key
 
 __all__ = ["masked_key", "keyed_by_name", "placeholder", "renamed_nodes", "relabel", "Renames", "NO_RENAMES"]
 
 #: ``(new, old)``: old key -> new key, and back.
 Renames = tuple[Mapping[Any, Any], Mapping[Any, Any]]
 NO_RENAMES: Renames = ({}, {})
-
-
-def masked_key(eid: str) -> str:
-    """The key of a masked node keyed by its name: the placeholder and a digest that does not spell the name."""
-    return f"{MASK_PLACEHOLDER} {hashlib.blake2b(eid.encode('utf-8'), digest_size=5).hexdigest()}"
 
 
 def _fold(text: str) -> str:
@@ -46,12 +40,11 @@ def keyed_by_name(node: Any, attrs: Mapping[str, Any], name: str) -> bool:
 
 
 def placeholder(graph_filter: GraphFilter, eid: str, name: Any = None) -> str:
-    """What a masked entity named ``name`` is shown as: ``"[masked entity] <id>"``, unless the id is the name
-    (then ``"[masked entity] <id>"`` would spell it, and a lookup of the shown text would find the name):
-    :func:`masked_key`. The output filter uses it wherever it writes a masked entity's placeholder."""
-    if isinstance(name, str) and name.strip() and _fold(name) == _fold(eid):
-        return masked_key(eid)
-    return graph_filter.masked_name(eid)
+    """What a masked entity named ``name`` is shown as: ``"[masked entity] <id>"``, unless the id spells the
+    name (``"Lise Meitner"``, ``"dbr:Lise_Meitner"``: then the placeholder would spell it, and a lookup of the
+    shown text would find the name): :func:`masked_key` (:meth:`GraphFilter.masked_name`). The output filter
+    uses it wherever it writes a masked entity's placeholder."""
+    return graph_filter.masked_name(eid, name)
 
 
 def renamed_nodes(nodes: Mapping[Any, Any], graph_filter: GraphFilter, name: str) -> Renames:

@@ -15,15 +15,45 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["GraphFilter", "active_filter", "use_filter", "MASK_PLACEHOLDER", "note_source_read", "counting_source_reads"]
+__all__ = ["GraphFilter", "active_filter", "use_filter", "MASK_PLACEHOLDER", "masked_key", "id_spells_name",
+           "note_source_read", "counting_source_reads"]
 
 #: What a masked entity's name, description and text become. The entity id is
 #: appended so that distinct masked entities stay distinct, and nothing of the
 #: original wording leaks.
 MASK_PLACEHOLDER = "[masked entity]"
+
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def masked_key(entity_id: str) -> str:
+    """A masked entity's placeholder when its id spells its name: the placeholder and a digest of the id,
+    which does not spell the name (and which the factory route reads back as the entity)."""
+    return f"{MASK_PLACEHOLDER} {hashlib.blake2b(entity_id.encode('utf-8'), digest_size=5).hexdigest()}"
+
+
+def id_spells_name(entity_id: object, name: object) -> bool:
+    """Whether ``"[masked entity] <id>"`` would spell the entity's name: the id's words (letters and digits;
+    case, spaces, underscores, hyphens and punctuation aside) hold the name's words as a run.
+
+    ``"Lise Meitner"``, ``"lise  meitner"``, ``"Lise_Meitner"``, ``"dbr:Lise_Meitner"`` and
+    ``"http://dbpedia.org/resource/Lise-Meitner"`` all spell ``"Lise Meitner"``; ``"Q42"`` does not spell
+    ``"Douglas Adams"``. A lookup by the real name (a search, ``CONTAINS``, a full-text index) finds such a
+    placeholder, so it is replaced by :func:`masked_key`. No name: nothing to spell.
+    """
+    if not isinstance(entity_id, str) or not isinstance(name, str):
+        return False
+    wanted = _WORDS.findall(name.casefold())
+    if not wanted:
+        return False
+    words = _WORDS.findall(entity_id.casefold())
+    n = len(wanted)
+    return any(words[i:i + n] == wanted for i in range(len(words) - n + 1))
 
 
 @dataclass(frozen=True)
@@ -49,7 +79,11 @@ class GraphFilter:
     def is_empty(self) -> bool:
         return not (self.hidden or self.masked or self.text_blocked)
 
-    def masked_name(self, entity_id: str) -> str:
+    def masked_name(self, entity_id: str, name: object = None) -> str:
+        """What a masked entity is shown as: ``"[masked entity] <id>"``, or :func:`masked_key` when the id spells
+        ``name`` (its real name; ``None``: not known), so that a lookup by the real name finds nothing."""
+        if id_spells_name(entity_id, name):
+            return masked_key(entity_id)
         return f"{MASK_PLACEHOLDER} {entity_id}"
 
 

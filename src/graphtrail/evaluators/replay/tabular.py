@@ -33,7 +33,7 @@ from ...tracer.trajectory import Entity, Trajectory
 from .byvalue import value_entities
 from .filtered.leaks import EntityNames
 
-__all__ = ["table_entities", "read_table_entities", "citation_mode"]
+__all__ = ["table_entities", "prose_entities", "read_table_entities", "citation_mode"]
 
 
 def table_entities(text: str | None, names: EntityNames) -> list[str]:
@@ -50,6 +50,26 @@ def table_entities(text: str | None, names: EntityNames) -> list[str]:
                     ids = {eid for eid, _ in match}
                     if len(ids) == 1:  # a name two entities bear says neither
                         found.setdefault(next(iter(ids)), None)
+    return list(found)
+
+
+def prose_entities(text: str | None, names: EntityNames) -> list[str]:
+    """Ids of the KG entities plain text names (whole words; a name two entities bear says neither), in order.
+
+    For a step the tracer read nothing from and whose output is neither JSON nor a table: passages of plain
+    text (a retriever tool's, joined by blank lines). Only with a KG: what the names mean comes from it. The
+    filter route cuts such text by names, so the conditions it yields are labelled estimated (:mod:`.filtered.method`).
+    """
+    if not text or names.kg is None:
+        return []
+    stripped = text.strip()
+    if not stripped or stripped[0] in "[{":
+        return []
+    found: dict[str, None] = {}
+    for match in names.matches(text):
+        ids = {eid for eid, _ in match}
+        if len(ids) == 1 and (eid := next(iter(ids))) in names.kg:
+            found.setdefault(eid, None)
     return list(found)
 
 
@@ -112,6 +132,8 @@ def read_table_entities(trajectory: Trajectory | None, names: EntityNames | None
     for step in trajectory.steps:
         by_value = value_entities(step.output, names.kg) if step.error is None else []
         found = [*table_entities(step.output, names), *by_value] if step.error is None else []
+        if step.error is None and not found and not step.entities:
+            found = prose_entities(step.output, names)  # plain text: the entities it names (estimated)
         entities, edges = _by_kg_id(step, names)
         have = {e.id for e in entities}
         new = list(dict.fromkeys(e for e in found if e not in have))

@@ -42,6 +42,7 @@ __all__ = ["CypherGraph"]
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 #: Filters whose query parameters are kept (concurrent replays each hold one).
 _PARAM_CACHE = 64
+_MASK_PREFIX = f"{MASK_PLACEHOLDER} "
 
 
 def _aliases(value: Any) -> tuple[str, ...]:
@@ -88,7 +89,8 @@ class _Queries:
 
         def entity(v: str) -> str:
             return (
-                f"{v}.{ID}, CASE WHEN {v}.{ID} IN $masked THEN $mask_prefix + {v}.{ID} ELSE coalesce({v}.{NAME}, {v}.{ID}) END, "
+                f"{v}.{ID}, CASE WHEN {v}.{ID} IN $masked THEN $mask_prefix + coalesce({v}.{NAME}, {v}.{ID}) "
+                f"ELSE coalesce({v}.{NAME}, {v}.{ID}) END, "
                 f"coalesce({v}.{TYPE}, 'entity'), "
                 f"CASE WHEN {v}.{ID} IN $masked OR {v}.{ID} IN $blocked THEN '' ELSE coalesce({v}.{DESC}, '') END, "
                 f"CASE WHEN {v}.{ID} IN $masked THEN NULL ELSE {v}.{ALIASES} END"
@@ -216,7 +218,7 @@ class _Shared:
         if found is None:
             masked = sorted(f.masked) if f else []
             blocked = sorted(f.text_blocked) if f else []
-            found = {"masked": masked, "blocked": blocked, "mask_prefix": f"{MASK_PLACEHOLDER} "}
+            found = {"masked": masked, "blocked": blocked, "mask_prefix": _MASK_PREFIX}
             all_ids = self.all_ids() if f and self.visible_queries is not None and 2 * len(f.hidden) > self.entity_count() else None
             if f and all_ids is not None and 2 * len(f.hidden & all_ids) > len(all_ids):
                 found["visible"] = sorted(all_ids - f.hidden)
@@ -345,9 +347,14 @@ class CypherGraph:
     def entity_ids(self) -> Iterator[str]:
         return iter([str(r[0]) for r in self._rows("entity_ids")])
 
-    @staticmethod
-    def _record(row: list[Any]) -> EntityRecord:
-        return EntityRecord(str(row[0]), str(row[1]), str(row[2] or "entity"), str(row[3] or ""), _aliases(row[4]))
+    def _record(self, row: list[Any]) -> EntityRecord:
+        eid, name = str(row[0]), str(row[1])
+        f = self.graph_filter
+        if f is not None and eid in f.masked and name.startswith(_MASK_PREFIX):
+            # The query marks a masked entity with the prefix and its real name; the placeholder is written here,
+            # as in memory (GraphFilter.masked_name): an id that spells the name gets a digest, not the id.
+            name = f.masked_name(eid, name[len(_MASK_PREFIX):])
+        return EntityRecord(eid, name, str(row[2] or "entity"), str(row[3] or ""), _aliases(row[4]))
 
     def entity(self, entity_id: str) -> EntityRecord | None:
         """The entity as the current view shows it, or ``None`` if it is not visible."""

@@ -103,6 +103,7 @@ class LabelIndex:
             types.append(str(type_ or "entity"))
             aliases.append(tuple(parse_aliases(alias)))  # as CypherGraph reads them: one parser for every source
         self.index = EntityIndex(ids, names, types, aliases)
+        self.names = names  # a masked entity's placeholder depends on whether its id spells its name
         self.position = {eid: i for i, eid in enumerate(ids)}
         self._masks: dict[GraphFilter, tuple[np.ndarray, list[int]]] = {}
         self._lock = threading.Lock()
@@ -127,7 +128,7 @@ class LabelIndex:
         visible, extra = None, []
         if f is not None and (f.hidden or f.masked):
             visible, masked = self._visible(f)
-            extra = [(i, f.masked_name(self.index.ids[i])) for i in masked]
+            extra = [(i, f.masked_name(self.index.ids[i], self.names[i])) for i in masked]
         return self.index.search(query, visible=visible, extra=extra, type=type, limit=limit, records=view.entities_by_id)
 
 

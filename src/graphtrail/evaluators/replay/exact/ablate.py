@@ -157,7 +157,8 @@ def shown_record(eid: str, record: Any, graph_filter: GraphFilter, keys: Keys,
             v = renamed[v]
         out[k] = v
     if eid in graph_filter.masked:
-        out[keys.name] = renamed.get(eid) or graph_filter.masked_name(eid)  # a key that was its name: the new key
+        # a key that was its name: the new key; an id that spells the name: a digest (GraphFilter.masked_name)
+        out[keys.name] = renamed.get(eid) or graph_filter.masked_name(eid, record.get(keys.name))
         for alias_key in ("aliases", "alias"):
             out.pop(alias_key, None)
     return out

@@ -79,7 +79,8 @@ def _entity_frame(frame: Any, graph_filter: GraphFilter, id_col: str, name_col: 
     renamed = renamed or {}
     if name_col in out.columns and masked.any():
         out[name_col] = out[name_col].astype(object)
-        out.loc[masked, name_col] = [renamed.get(e) or graph_filter.masked_name(e) for e in kept[masked]]
+        out.loc[masked, name_col] = [renamed.get(e) or graph_filter.masked_name(e, n)
+                                     for e, n in zip(kept[masked], out.loc[masked, name_col])]
     if renamed:  # the id that spelled the name goes too (its name is its new id)
         moved = kept.isin(renamed)
         out[id_col] = out[id_col].astype(object)

@@ -193,9 +193,9 @@ def _strings(value: Any) -> Iterator[str]:
 def _shown_name(index: ValueIndex, eid: str, graph_filter: GraphFilter | None) -> str | None:
     record = index.kg.entity(eid)
     if graph_filter is not None and eid in graph_filter.masked:
-        if record is None or _norm(record.name).casefold() == _norm(eid).casefold():
+        if record is None:
             return masked_key(eid)  # its id is its name: the placeholder with the id would spell it
-        return graph_filter.masked_name(eid)
+        return graph_filter.masked_name(eid, record.name)  # an id that spells the name: the digest
     return record.name if record is not None else None
 
 

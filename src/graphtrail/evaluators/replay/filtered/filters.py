@@ -141,7 +141,10 @@ def _drops(obj: Any, f: GraphFilter) -> bool:
                 and any(isinstance(x, dict) and _drops(x, f) for x in obj))
     if not isinstance(obj, dict):
         metadata = getattr(obj, "metadata", None)  # a retriever's Document: whose it is, its metadata says
-        return isinstance(metadata, dict) and isinstance(getattr(obj, "page_content", None), str) and _drops(metadata, f)
+        if not isinstance(metadata, dict) or not isinstance(getattr(obj, "page_content", None), str):
+            return False
+        owner = _entity_id(metadata)  # its text is its owner's: a masked or text-blocked owner's goes whole too
+        return _drops(metadata, f) or (owner is not None and (owner in f.masked or owner in f.text_blocked))
     eid = _entity_id(obj)
     if eid is not None and eid in f.hidden:
         return True
@@ -310,12 +313,15 @@ def _filter_plain_text(text: str, f: GraphFilter, names: Mapping[str, str], know
         def names_hidden(part: str) -> bool:
             return any(p.search(part) for p in hidden_terms)
 
+    from .passages import cut_passages
     from .tablefilter import table_lines
 
     text = _without_passages(text, gone_pages or [], hidden_terms)
-    table = table_lines(text, f, names) or {}  # a table's unit is its row: dropped whole, header kept
-    out = "".join(("" if table[i] else line) if i in table else (_cut(line, names_hidden) if names_hidden(line) else line)
-                  for i, line in enumerate(split_lines(text, keepends=True)))
+    out = cut_passages(text, f, names, known)  # passages each headed by one entity: their unit is the passage
+    if out is None:
+        table = table_lines(text, f, names) or {}  # a table's unit is its row: dropped whole, header kept
+        out = "".join(("" if table[i] else line) if i in table else (_cut(line, names_hidden) if names_hidden(line) else line)
+                      for i, line in enumerate(split_lines(text, keepends=True)))
     for eid in f.masked:
         name = names.get(eid)
         if name:
@@ -363,8 +369,9 @@ def _is_heading_of_hidden(line: str, hidden_terms: list[re.Pattern[str]]) -> boo
 
 
 def _document_pages(artifact: Any, f: GraphFilter) -> list[str]:
-    """The texts of the retriever Documents in ``artifact`` that belong to a hidden entity (by a metadata value)."""
-    if not f.hidden or not isinstance(artifact, (list, tuple)):
+    """The texts of the retriever Documents in ``artifact`` that go (:func:`_drops`: a hidden entity's by a metadata
+    value; a masked or text-blocked owner's)."""
+    if f.is_empty or not isinstance(artifact, (list, tuple)):
         return []
     return [d.page_content for d in artifact if not isinstance(d, (dict, list, str)) and _drops(d, f)]
 

@@ -30,6 +30,7 @@ from .filters import _artifact_names, filter_tool_output, is_registered
 from .method import call_method
 from .names import absent_arguments, restore
 from .overfilter import lost_entities, model_text
+from .passages import cut_passages
 from .scope import current_scope
 from .withheld import remove_withheld
 
@@ -123,7 +124,10 @@ class FilteredTool(BaseTool):
             names = {**scope.names, **_artifact_names(output[1] if pair and isinstance(output, tuple) else
                                                       getattr(output, "artifact", None))}
             before = remove_withheld(output, graph_filter, known) if known is not None else output
-            lost = lost_entities(model_text(before, pair), model_text(filtered, pair), names, graph_filter)
+            shown = model_text(before, pair)
+            cut = cut_passages(shown, graph_filter, names, known)  # a withheld entity's passage goes whole
+            shown = shown if cut is None else cut
+            lost = lost_entities(shown, model_text(filtered, pair), names, graph_filter)
             if lost:
                 scope.over_filtered_call(self.name, lost)
         return filtered
