@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..graph import KnowledgeGraph
+from .lookup import positions_in
 
 __all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused", "RepeatedId"]
 
@@ -156,8 +157,7 @@ def end_positions(
     else:
         id_set = _text_column(known if known is not None else kg._store.ids).combine_chunks()
         looked_up = pa.chunked_array([id_set.cast(ends.type), *ends.chunks], type=ends.type) if check_known else ends
-        at = pc.index_in(looked_up, value_set=id_set).fill_null(-1)
-        found = np.concatenate([c.to_numpy(zero_copy_only=False) for c in at.chunks] or [np.zeros(0, np.int32)]).astype(np.int64)
+        found = positions_in(looked_up, id_set)
         if check_known:  # each id must find itself: index_in answers a repeated one with its first place
             if (found[: len(id_set)] != np.arange(len(id_set))).any():
                 raise RepeatedId
@@ -168,7 +168,7 @@ def end_positions(
         changed: list[bool] = []
         codes, values = _encoded(pc.filter(ends, pa.array(found < 0)), strip, changed)  # chunk by chunk (a take would join them)
         if changed:  # a padded end may be an id once stripped
-            position = pc.index_in(values, value_set=id_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+            position = positions_in(values, id_set)
         else:  # none is: each was looked up as it is
             position = np.full(len(values), -1, dtype=np.int64)
         if by_name is not None and (position < 0).any():
