@@ -73,34 +73,37 @@ def _words(column: Any, n_words: int) -> tuple[list[np.ndarray], np.ndarray]:
     """
     import pyarrow as pa
 
-    words: list[list[np.ndarray]] = [[] for _ in range(n_words)]
-    lengths = []
+    total = len(column)
+    words = [np.empty(total, dtype=np.uint64) for _ in range(n_words)]
+    lengths = np.empty(total, dtype=np.int64)
+    done = 0
     for chunk in _chunks(column):
         n = len(chunk)
         if not n:
             continue
         buffers = chunk.buffers()
         offsets = np.frombuffer(buffers[1], dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
-        offsets = offsets[chunk.offset : chunk.offset + n + 1].astype(np.int64)
+        offsets = offsets[chunk.offset : chunk.offset + n + 1]
         data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
         if len(data) < 16:  # too short for the 8-byte windows below: a padded copy
             data = np.concatenate([data, np.zeros(16, dtype=np.uint8)])
         last = len(data) - 8
+        if last > 2**31 - 64:  # int32 offsets plus 8 * k could overflow
+            offsets = offsets.astype(np.int64)
         # every 8-byte window of the data, as an unaligned little-endian integer view (no copy)
         windows = np.ndarray((last + 1,), dtype="<u8", buffer=data, offset=0, strides=(1,))
         start, end = offsets[:-1], offsets[1:]
-        lengths.append(end - start)
+        np.subtract(end, start, out=lengths[done : done + n])
         for k in range(n_words):
-            at = start + 8 * k
-            word = windows[np.minimum(at, last)]
+            at = start + 8 * k if k else start
+            word = words[k][done : done + n]
+            word[...] = windows[np.minimum(at, last)]  # (np.take would copy every window first)
             late = np.flatnonzero(at > last)  # near the buffer's end: read the last window and shift
             if len(late):
                 word[late] = windows[last] >> (np.minimum(at[late] - last, 7) * 8).astype(np.uint64)
             word &= _MASKS[np.clip(end - at, 0, 8)]
-            words[k].append(word)
-    if not lengths:
-        return [np.zeros(0, dtype=np.uint64) for _ in range(n_words)], np.zeros(0, dtype=np.int64)
-    return [np.concatenate(w) for w in words], np.concatenate(lengths)
+        done += n
+    return words, lengths
 
 
 def _mix(words: list[np.ndarray], lengths: np.ndarray) -> np.ndarray:
@@ -147,7 +150,7 @@ def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool) ->
     shift, mask = np.uint64(64 - bits), (1 << bits) - 1
     table = np.full(1 << bits, -1, dtype=np.int32)
     pending = keep.astype(np.int32)
-    slot = ((set_key[keep] * _M1) >> shift).astype(np.int64)
+    slot = ((set_key[keep] * _M1) >> shift).view(np.int64)
     while len(pending):  # linear probing, a round at a time: a string moves on from a slot taken before or in its round
         free = table[slot] == -1
         table[slot[free]] = pending[free]
@@ -155,26 +158,29 @@ def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool) ->
         placed[free] = table[slot[free]] == pending[free]
         pending, slot = pending[~placed], (slot[~placed] + 1) & mask
     key, words, lengths = _keys(values, n_words, exact)
-    slot = ((key * _M1) >> shift).astype(np.int64)
-    at = table[slot].astype(np.int64)
-    out = np.where(set_key[at] == key, at, -1)  # at -1 reads the last entry, then out is -1 unless ... checked below
-    out[at < 0] = -1
+    slot = ((key * _M1) >> shift).view(np.int64)
+    at = table[slot]
+    out = np.where(set_key[at] == key, at, -1)  # an empty slot (-1) reads the last entry: -1 either way
     rows = np.flatnonzero((at >= 0) & (out < 0))  # a slot taken by another string: probe on
     slot = (slot[rows] + 1) & mask
     while len(rows):
-        at = table[slot].astype(np.int64)
+        at = table[slot]
         full = at >= 0
         same = np.zeros(len(rows), dtype=bool)
         same[full] = set_key[at[full]] == key[rows[full]]
         out[rows[same]] = at[same]
         go_on = full & ~same
         rows, slot = rows[go_on], (slot[go_on] + 1) & mask
+    out = out.astype(np.int64)
     if exact:
         return out
+    # Confirm each match by its words and length (a gather per word: numpy gathers 1-d arrays fastest).
     hit = np.flatnonzero(out >= 0)
-    at = out[hit]
-    wrong = set_lengths[at] != lengths[hit]
+    every = len(hit) == len(out)  # every value matched: no subset to gather
+    at = out if every else out[hit]
+    wrong = set_lengths[at] != (lengths if every else lengths[hit])
     for k in range(n_words):
-        wrong |= set_words[k][at] != words[k][hit]
-    out[hit[wrong]] = -1  # the same hash, another string: absent (the set has one string per hash)
+        wrong |= set_words[k][at] != (words[k] if every else words[k][hit])
+    if wrong.any():  # the same hash, another string: absent (the set has one string per hash)
+        out[hit[wrong]] = -1
     return out
