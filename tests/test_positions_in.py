@@ -82,3 +82,19 @@ def test_a_value_whose_hash_matches_another_string_is_absent(monkeypatch: pytest
     ids = ["identifier 0001", "identifier 00002"]
     values = [*ids, "identifier 0003", "identifier 00004", "identifier 000005"]
     assert positions_in(pa.array(values), pa.array(ids)).tolist() == [0, 1, -1, -1, -1]
+
+
+@pytest.mark.parametrize("prefix", ["https://kg.example.org/entity/", "urn:ü:Łódź/" * 3, "Q" * 20])
+def test_long_ids_with_a_common_start_are_matched_by_what_follows_it(prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids too long for integers whole are matched by the rest after their shared start; a value with the rest but another start is absent."""
+    ids = [f"{prefix}{i:08d}" for i in range(3000)] + [f"{prefix}x"]
+    other = prefix[:-1] + ("X" if prefix[-1] != "X" else "Y")
+    values = [f"{prefix}{i:08d}" for i in range(0, 6000, 7)] + [f"{other}{5:08d}", prefix, prefix[:-1], f"{5:08d}", "", f"{prefix}x"]
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("index_in called: the ids were not matched by their rests")
+
+    monkeypatch.setattr(pc, "index_in", refuse)
+    got = positions_in(pa.chunked_array([pa.array(values[:100]), pa.array(values[100:])]), pa.array(ids))
+    assert got.tolist() == _oracle(values, ids).tolist()
+    assert got[-6] == -1 and got[-1] == 3000

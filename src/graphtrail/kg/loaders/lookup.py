@@ -47,13 +47,48 @@ def positions_in(values: Any, value_set: Any) -> np.ndarray:
     value_set = value_set.combine_chunks()
     if value_set.null_count or values.null_count:
         return _as_positions(pc.index_in(values, value_set=value_set))
-    longest = (pc.max(pc.binary_length(value_set)).as_py() or 0) if len(value_set) else 0
-    n_words = (longest + 7) // 8
-    if 0 < n_words <= PACKED_WORDS:
-        found = _packed_positions(values, value_set, n_words, exact=longest <= 7)
+    found = _packed_or_none(values, value_set)
+    if found is not None:
+        return found
+    prefix = _common_prefix(value_set)
+    if prefix:  # ids such as https://example.org/entity/00001234: look the rest up, among the rests
+        found = _packed_or_none(values, value_set, skip=len(prefix.encode()))
         if found is not None:
+            starts = pc.starts_with(values, prefix)
+            found[~np.concatenate([c.to_numpy(zero_copy_only=False) for c in _chunks(starts)] or [np.zeros(0, bool)])] = -1
             return found
     return _as_positions(pc.index_in(values, value_set=value_set))
+
+
+def _packed_or_none(values: Any, value_set: Any, skip: int = 0) -> np.ndarray | None:
+    """:func:`_packed_positions` when the set's strings (past their first ``skip`` bytes) are short enough, else ``None``.
+
+    ``skip``: the bytes of a start every string of the set shares; a value's
+    rest is then matched (the caller checks it has that start).
+    """
+    import pyarrow.compute as pc
+
+    longest = (pc.max(pc.binary_length(value_set)).as_py() or 0) - skip if len(value_set) else 0
+    n_words = (longest + 7) // 8
+    if not 0 < n_words <= PACKED_WORDS:
+        return None
+    return _packed_positions(values, value_set, n_words, exact=longest <= 7, skip=skip)
+
+
+def _common_prefix(value_set: Any) -> str:
+    """The text every string of the set starts with: the common start of the smallest and the largest (UTF-8 orders as code points do)."""
+    import pyarrow.compute as pc
+
+    if len(value_set) < 2:
+        return ""
+    low_high = pc.min_max(value_set)
+    low, high = low_high["min"].as_py(), low_high["max"].as_py()
+    size = 0
+    for a, b in zip(low, high):
+        if a != b:
+            break
+        size += 1
+    return low[:size]
 
 
 def _as_positions(found: Any) -> np.ndarray:
@@ -66,10 +101,11 @@ def _as_positions(found: Any) -> np.ndarray:
 
 
 
-def _words(column: Any, n_words: int) -> tuple[list[np.ndarray], np.ndarray]:
+def _words(column: Any, n_words: int, skip: int = 0) -> tuple[list[np.ndarray], np.ndarray]:
     """A string column as ``n_words`` 8-byte integers per string (its bytes, zero past its end) and its byte lengths.
 
     Exact for strings of up to ``8 * n_words`` bytes: with the length, the words are the string.
+    ``skip``: read each string from its ``skip``-th byte (the length is what remains; negative when shorter).
     """
     import pyarrow as pa
 
@@ -94,8 +130,10 @@ def _words(column: Any, n_words: int) -> tuple[list[np.ndarray], np.ndarray]:
         windows = np.ndarray((last + 1,), dtype="<u8", buffer=data, offset=0, strides=(1,))
         start, end = offsets[:-1], offsets[1:]
         np.subtract(end, start, out=lengths[done : done + n])
+        if skip:
+            lengths[done : done + n] -= skip
         for k in range(n_words):
-            at = start + 8 * k if k else start
+            at = start + (8 * k + skip) if k or skip else start
             word = words[k][done : done + n]
             word[...] = windows[np.minimum(at, last)]  # (np.take would copy every window first)
             late = np.flatnonzero(at > last)  # near the buffer's end: read the last window and shift
@@ -115,15 +153,15 @@ def _mix(words: list[np.ndarray], lengths: np.ndarray) -> np.ndarray:
     return h
 
 
-def _keys(column: Any, n_words: int, exact: bool) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+def _keys(column: Any, n_words: int, exact: bool, skip: int = 0) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
     """``(key, words, lengths)``; ``exact``: strings of at most 7 bytes, whose one word and length make a key equal only for equal strings."""
-    words, lengths = _words(column, n_words)
+    words, lengths = _words(column, n_words, skip)
     if exact:
-        return words[0] | (np.minimum(lengths, 255).astype(np.uint64) << np.uint64(56)), words, lengths
+        return words[0] | (np.clip(lengths, 0, 255).astype(np.uint64) << np.uint64(56)), words, lengths
     return _mix(words, lengths), words, lengths
 
 
-def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool) -> np.ndarray | None:
+def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool, skip: int = 0) -> np.ndarray | None:
     """:func:`positions_in` for a set of strings of at most ``8 * n_words`` bytes, as integers; ``None`` on a hash collision.
 
     Each string becomes its words and length and a 64-bit key: the word and
@@ -133,7 +171,7 @@ def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool) ->
     found is confirmed by comparing words and lengths, so a value the set lacks
     is never taken for one it has.
     """
-    set_key, set_words, set_lengths = _keys(value_set, n_words, exact)
+    set_key, set_words, set_lengths = _keys(value_set, n_words, exact, skip)
     n = len(set_key)
     # One entry per distinct string, at its first place; two different strings with one hash: the caller decides.
     order = np.argsort(set_key, kind="stable")
@@ -157,7 +195,7 @@ def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool) ->
         placed = np.zeros(len(pending), dtype=bool)
         placed[free] = table[slot[free]] == pending[free]
         pending, slot = pending[~placed], (slot[~placed] + 1) & mask
-    key, words, lengths = _keys(values, n_words, exact)
+    key, words, lengths = _keys(values, n_words, exact, skip)
     slot = ((key * _M1) >> shift).view(np.int64)
     at = table[slot]
     out = np.where(set_key[at] == key, at, -1)  # an empty slot (-1) reads the last entry: -1 either way
