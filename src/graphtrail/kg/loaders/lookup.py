@@ -10,8 +10,10 @@ from the Arrow buffers (numpy, no Python object per string), keys it by them,
 and matches keys in an open-addressing table of int32 slots that stays in the
 cache: 0.1 s for the same lookups. The answer is exactly ``index_in``'s: a key
 is the string itself (up to 7 bytes) or a hash whose every match is confirmed
-word by word. Longer strings go to ``index_in``: reading them word by word costs
-about what the lookup saves (measured).
+word by word. Longer strings that share a start (URIs such as
+``https://example.org/entity/00001234``) are matched by the rest after it, read
+in place, and a value must also have that start. Other long strings go to
+``index_in``: reading them word by word costs about what the lookup saves (measured).
 """
 
 from __future__ import annotations
@@ -99,8 +101,6 @@ def _as_positions(found: Any) -> np.ndarray:
     return np.concatenate([c.fill_null(-1).to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64, copy=False)
 
 
-
-
 def _words(column: Any, n_words: int, skip: int = 0) -> tuple[list[np.ndarray], np.ndarray]:
     """A string column as ``n_words`` 8-byte integers per string (its bytes, zero past its end) and its byte lengths.
 
@@ -136,15 +136,16 @@ def _words(column: Any, n_words: int, skip: int = 0) -> tuple[list[np.ndarray], 
             at = start + (8 * k + skip) if k or skip else start
             word = words[k][done : done + n]
             word[...] = windows[np.minimum(at, last)]  # (np.take would copy every window first)
-            late = np.flatnonzero(at > last)  # near the buffer's end: read the last window and shift
-            if len(late):
-                word[late] = windows[last] >> (np.minimum(at[late] - last, 7) * 8).astype(np.uint64)
-            word &= _MASKS[np.clip(end - at, 0, 8)]
+            late = int(np.searchsorted(at, last, side="right"))  # offsets ascend: the strings past ``last`` end the chunk
+            if late < n:  # near the buffer's end: read the last window and shift
+                word[late:] = windows[last] >> (np.minimum(at[late:] - last, 7) * 8).astype(np.uint64)
+            word &= _MASKS[np.minimum(lengths[done : done + n], 8) if not k and not skip else np.clip(end - at, 0, 8)]
         done += n
     return words, lengths
 
 
 def _mix(words: list[np.ndarray], lengths: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each string's words and length (multiply and xor-shift: every bit of the input moves the output)."""
     h = lengths.astype(np.uint64) * _M1
     for word in words:
         h ^= word
