@@ -54,6 +54,7 @@ def test_positions_equal_a_dict_of_first_places(seed: int) -> None:
     set_column = _column(value_set, rng.choice([pa.string(), pa.large_string()]), rng)
     got = positions_in(_column(values, kind, rng), set_column if rng.random() < 0.5 else set_column.combine_chunks())
     assert got.tolist() == _oracle(values, value_set).tolist()
+    assert got.dtype == np.int64  # the loaders code triples as (u * relations + r) * nodes + v: int32 would overflow
 
 
 def test_the_integer_path_is_the_one_answering_short_strings(monkeypatch: pytest.MonkeyPatch) -> None:

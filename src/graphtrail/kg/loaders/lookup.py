@@ -158,7 +158,7 @@ def _keys(column: Any, n_words: int, exact: bool, skip: int = 0) -> tuple[np.nda
     """``(key, words, lengths)``; ``exact``: strings of at most 7 bytes, whose one word and length make a key equal only for equal strings."""
     words, lengths = _words(column, n_words, skip)
     if exact:
-        return words[0] | (np.clip(lengths, 0, 255).astype(np.uint64) << np.uint64(56)), words, lengths
+        return words[0] | (np.clip(lengths, 0, 255).view(np.uint64) << np.uint64(56)), words, lengths
     return _mix(words, lengths), words, lengths
 
 
@@ -199,7 +199,7 @@ def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool, sk
     key, words, lengths = _keys(values, n_words, exact, skip)
     slot = ((key * _M1) >> shift).view(np.int64)
     at = table[slot]
-    out = np.where(set_key[at] == key, at, -1)  # an empty slot (-1) reads the last entry: -1 either way
+    out = np.where(set_key[at] == key, at, np.int64(-1))  # an empty slot (-1) reads the last entry: -1 either way
     rows = np.flatnonzero((at >= 0) & (out < 0))  # a slot taken by another string: probe on
     slot = (slot[rows] + 1) & mask
     while len(rows):
@@ -210,7 +210,6 @@ def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool, sk
         out[rows[same]] = at[same]
         go_on = full & ~same
         rows, slot = rows[go_on], (slot[go_on] + 1) & mask
-    out = out.astype(np.int64)
     if exact:
         return out
     # Confirm each match by its words and length (a gather per word: numpy gathers 1-d arrays fastest).
