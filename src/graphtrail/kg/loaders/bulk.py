@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..graph import KnowledgeGraph
+from .lookup import positions_in
 
 __all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused", "RepeatedId"]
 
@@ -104,8 +105,12 @@ def appearance_codes(column: Any, strip: bool = False) -> tuple[np.ndarray, Any]
     return codes, values
 
 
-def _text_column(values: Any) -> Any:
-    """Strings as one Arrow large_string ChunkedArray (lists and arrays of either string type accepted)."""
+def _text_column(values: Any, keep_string: bool = False) -> Any:
+    """Strings as one Arrow large_string ChunkedArray (lists and arrays of either string type accepted).
+
+    ``keep_string``: a ``string`` column stays one (the cast copies every offset; a caller that only looks values up
+    does not need it).
+    """
     import pyarrow as pa
 
     if isinstance(values, pa.ChunkedArray):
@@ -114,7 +119,9 @@ def _text_column(values: Any) -> Any:
         column = pa.chunked_array([values])
     else:
         column = pa.chunked_array([pa.array(values, type=pa.large_string())])
-    return column if column.type == pa.large_string() else column.cast(pa.large_string())
+    if column.type == pa.large_string() or (keep_string and column.type == pa.string()):
+        return column
+    return column.cast(pa.large_string())
 
 
 #: Resolves distinct end values no id matched to positions in the graph's entities (-1: none): an entity table's names.
@@ -145,7 +152,9 @@ def end_positions(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    heads, tails = _text_column(heads), _text_column(tails)
+    heads, tails = _text_column(heads, keep_string=True), _text_column(tails, keep_string=True)
+    if heads.type != tails.type:
+        heads, tails = heads.cast(pa.large_string()), tails.cast(pa.large_string())
     n = len(heads)
     ends = pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
     n_known = kg._store.n_entities()
@@ -154,10 +163,9 @@ def end_positions(
         position = np.full(len(values), -1, dtype=np.int64)
         rows = np.arange(len(codes), dtype=np.int64)
     else:
-        id_set = _text_column(known if known is not None else kg._store.ids).combine_chunks()
+        id_set = _text_column(known if known is not None else kg._store.ids, keep_string=True).combine_chunks()
         looked_up = pa.chunked_array([id_set.cast(ends.type), *ends.chunks], type=ends.type) if check_known else ends
-        at = pc.index_in(looked_up, value_set=id_set).fill_null(-1)
-        found = np.concatenate([c.to_numpy(zero_copy_only=False) for c in at.chunks] or [np.zeros(0, np.int32)]).astype(np.int64)
+        found = positions_in(looked_up, id_set)
         if check_known:  # each id must find itself: index_in answers a repeated one with its first place
             if (found[: len(id_set)] != np.arange(len(id_set))).any():
                 raise RepeatedId
@@ -168,7 +176,7 @@ def end_positions(
         changed: list[bool] = []
         codes, values = _encoded(pc.filter(ends, pa.array(found < 0)), strip, changed)  # chunk by chunk (a take would join them)
         if changed:  # a padded end may be an id once stripped
-            position = pc.index_in(values, value_set=id_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+            position = positions_in(values, id_set)
         else:  # none is: each was looked up as it is
             position = np.full(len(values), -1, dtype=np.int64)
         if by_name is not None and (position < 0).any():

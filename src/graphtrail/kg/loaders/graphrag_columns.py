@@ -22,6 +22,7 @@ import numpy as np
 from ..fields import DEFAULT_RELATION
 from ..graph import KnowledgeGraph
 from .bulk import add_triples
+from .lookup import positions_in
 
 __all__ = ["read_entities_and_relationships", "RelationEnds"]
 
@@ -53,35 +54,25 @@ def _end_rows(relationships: Any, titles: Any, ids: Any) -> tuple[np.ndarray, np
     """The relationships' sources and targets as entity rows: the first entity with that title, else the entity with that id.
 
     ``None`` when a cell needs the strict reader (missing, empty, not text or a
-    whole number, or naming no entity). Both columns are looked up at once;
-    ``index_in`` gives a value's first place in a value set that repeats it,
+    whole number, or naming no entity). Both columns are looked up at once
+    (:func:`~.lookup.positions_in`), which gives a value's first place in a value set that repeats it,
     which is the first entity with a title. Reading the ends as parquet's own
     dictionaries measured 3x slower (writers fall back to plain pages past 1 MB of dictionary).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     sources = _text(relationships, "source", nulls=False, empty=False, ids=True)
     targets = _text(relationships, "target", nulls=False, empty=False, ids=True)
     if sources is None or targets is None:
         return None
     ends = pa.chunked_array(sources.chunks + targets.chunks, type=sources.type)
-    rows = _found(pc.index_in(ends, value_set=titles))
+    rows = positions_in(ends, titles)
     missing = np.flatnonzero(rows < 0)
     if len(missing):
-        rows[missing] = _found(pc.index_in(ends.take(pa.array(missing)), value_set=ids))
+        rows[missing] = positions_in(ends.take(pa.array(missing)), ids)
         if (rows < 0).any():
             return None
     return rows[: len(sources)], rows[len(sources) :]
-
-
-def _found(positions: Any) -> np.ndarray:
-    """``index_in``'s answer as int64 positions, -1 where a value was not found."""
-    positions = positions.fill_null(-1)
-    chunks = positions.chunks if hasattr(positions, "chunks") else [positions]
-    if not chunks:
-        return np.zeros(0, dtype=np.int64)
-    return np.concatenate([c.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64)
 
 
 def _text(table: Any, name: str, *, nulls: bool, empty: bool, ids: bool = False) -> Any:

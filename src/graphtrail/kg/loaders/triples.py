@@ -21,6 +21,7 @@ from .delimited import (
     PY_WHITESPACE, delimiter_name, fast_columns, leading_line, mapped_bytes, read_bytes, read_records, read_text, sniff_delimiter,
 )
 from .bulk import RepeatedId, add_triples, gc_paused
+from .lookup import positions_in
 from .paths import PathLike, graph_name
 from .textcolumns import alias_tuples, casefold
 
@@ -144,7 +145,7 @@ def _name_resolver(names: Any) -> Any:
         codes = pc.dictionary_encode(folded).indices.to_numpy(zero_copy_only=False)
         unique = np.bincount(codes)[codes] == 1  # per entity: no other entity has its name
         wanted = casefold(values).cast(folded.type)
-        at = pc.index_in(wanted, value_set=folded).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        at = positions_in(wanted, folded)
         return np.where((at >= 0) & unique[np.maximum(at, 0)], at, -1)
 
     return resolve
