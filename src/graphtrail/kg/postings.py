@@ -26,28 +26,35 @@ __all__ = ["ExactPostings", "gram_postings"]
 class ExactPostings:
     """Processed label -> the positions of the labels equal to it, ascending (what a ``dict`` of lists held).
 
-    One dict of every label (each maps to its last place) plus lists for the
-    few labels that repeat, found as the places that dict does not map back to
-    themselves: no per-label Python loop beyond building the dict itself.
+    One dict of every label (each maps to its last place) plus, in columns, the
+    places of the labels that repeat, grouped under that last place: the
+    repeats are the places the dict does not map back to themselves. No
+    per-label Python loop beyond building the dict (alias-rich graphs repeat
+    half their labels).
     """
 
     def __init__(self, labels: list[str]) -> None:
         self._one: dict[str, int] = dict(zip(labels, range(len(labels))))  # a repeat keeps its last place
-        self._repeats: dict[str, list[int]] = {}
+        self._last = self._ptr = self._places = np.zeros(0, dtype=np.int64)
         if len(self._one) == len(labels):
-            return  # every label distinct (the usual case): one place each
+            return  # every label distinct: one place each
         last = np.fromiter(map(self._one.__getitem__, labels), dtype=np.int64, count=len(labels))
-        for j in np.flatnonzero(last != np.arange(len(labels), dtype=np.int64)).tolist():
-            self._repeats.setdefault(labels[j], []).append(j)
-        for label, places in self._repeats.items():
-            places.append(self._one[label])
+        earlier = np.flatnonzero(last != np.arange(len(labels), dtype=np.int64))
+        self._last = distinct(last[earlier])  # the last place of each repeated label, ascending
+        group = np.concatenate([last[earlier], self._last])
+        places = np.concatenate([earlier, self._last])
+        order = np.lexsort((places, group))
+        self._places = places[order]
+        self._ptr = np.searchsorted(group[order], np.append(self._last, len(labels)))
 
     def get(self, label: str, default: Any = ()) -> Any:
-        places = self._repeats.get(label)
-        if places is not None:
-            return list(places)
         j = self._one.get(label)
-        return default if j is None else [j]
+        if j is None:
+            return default
+        k = int(np.searchsorted(self._last, j))
+        if k < len(self._last) and self._last[k] == j:
+            return self._places[self._ptr[k] : self._ptr[k + 1]].tolist()
+        return [j]
 
 
 def _radix_postings(keys: np.ndarray, posting: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -100,7 +107,9 @@ def _alphabet_postings(
     rank[alphabet] = np.arange(size, dtype=np.int32)
     ranks = rank[cps]
     codes = (ranks[:-1] * size + ranks[1:])[valid]
-    present = np.bincount(codes, minlength=size * size)
+    # Index assignments and searchsorted, not bincount: bincount casts 9M codes to a 64-bit temporary.
+    present = np.zeros(size * size, dtype=bool)
+    present[codes] = True
     used = np.flatnonzero(present)
     k = len(used)
     if k > 1 << 16:
@@ -108,12 +117,12 @@ def _alphabet_postings(
     dense = np.zeros(size * size, dtype=np.uint16)
     dense[used] = np.arange(k, dtype=np.uint16)
     ranked = dense[codes]
-    post = owner[np.argsort(ranked, kind="stable")]  # 16-bit keys: numpy's radix sort
-    group = np.repeat(np.arange(k, dtype=np.uint16), present[used])
+    order = np.argsort(ranked, kind="stable")  # 16-bit keys: numpy's radix sort
+    post, group = owner[order], ranked[order]
     keep = np.ones(len(post), dtype=bool)
     np.logical_or(group[1:] != group[:-1], post[1:] != post[:-1], out=keep[1:])
-    ptr = np.zeros(k + 1, dtype=np.int64)
-    np.cumsum(np.bincount(group[keep], minlength=k), out=ptr[1:])
+    kept_group = group[keep]
+    ptr = np.append(np.searchsorted(kept_group, np.arange(k, dtype=np.uint16)), len(kept_group)).astype(np.int64)
     keys = (alphabet[used // size].astype(np.int64) << 21) | alphabet[used % size]
     return keys, ptr, post[keep]
 
@@ -139,7 +148,8 @@ def gram_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     fast = _alphabet_postings(cps32, posting, valid) if len(posting) else None
     if fast is not None:
         distinct_keys, ptr, posting = fast
-        return np.bincount(posting, minlength=len(labels)).astype(np.float64), distinct_keys, ptr, posting.astype(np.int64)
+        posting = posting.astype(np.int64)
+        return np.bincount(posting, minlength=len(labels)).astype(np.float64), distinct_keys, ptr, posting
     posting = posting.astype(np.int64)
     cps = cps32.astype(np.int64)
     keys = ((cps[:-1] << 21) | cps[1:])[valid]
