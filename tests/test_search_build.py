@@ -46,9 +46,11 @@ def _random_labels(rng: random.Random, alphabet: str, n: int) -> list[str]:
     return labels
 
 
+@pytest.mark.parametrize("chunk", [7, postings._CHUNK])
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("alphabet", sorted(ALPHABETS))
-def test_gram_and_exact_postings_equal_their_definitions(alphabet: str, seed: int) -> None:
+def test_gram_and_exact_postings_equal_their_definitions(alphabet: str, seed: int, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(postings, "_CHUNK", chunk)  # 7: many chunks, so chunk edges are crossed
     rng = random.Random(f"{alphabet}-{seed}")
     labels = _random_labels(rng, ALPHABETS[alphabet], rng.choice([1, 7, 300, 2000]))
     got, want = gram_postings(labels), _oracle_grams(labels)
@@ -63,18 +65,20 @@ def test_gram_and_exact_postings_equal_their_definitions(alphabet: str, seed: in
 
 
 def test_every_route_of_the_gram_build_is_exercised(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The dense-alphabet route, and both fallbacks: too many code points (hashing), too many distinct bigrams (sorting)."""
+    """Chunked (Latin text), dense alphabet (hundreds of code points), hashing (thousands), sorting (too many bigrams)."""
     rng = random.Random(5)
+    monkeypatch.setattr(postings, "_CHUNK", 64)
     routes: list[tuple[str, bool]] = []
-    for name in ("_alphabet_postings", "_radix_postings"):
+    for name in ("_chunked_postings", "_alphabet_postings", "_radix_postings"):
         real = getattr(postings, name)
         monkeypatch.setattr(postings, name, lambda *a, real=real, name=name: routes.append((name, (r := real(*a)) is not None)) or r)
     cases = {
-        "dense": (_random_labels(rng, ALPHABETS["ascii"], 500), [("_alphabet_postings", True)]),
+        "latin": (_random_labels(rng, ALPHABETS["accented"] + ALPHABETS["ascii"], 500), [("_chunked_postings", True)]),
+        "hundreds of code points": (_random_labels(rng, ALPHABETS["cjk"], 500), [("_chunked_postings", False), ("_alphabet_postings", True)]),
         "many code points": (["".join(chr(0x3400 + rng.randrange(6000)) for _ in range(20)) for _ in range(1000)],
-                             [("_alphabet_postings", False), ("_radix_postings", True)]),
+                             [("_chunked_postings", False), ("_alphabet_postings", False), ("_radix_postings", True)]),
         "many bigrams": (["".join(chr(0x4E00 + rng.randrange(400)) for _ in range(40)) for _ in range(3000)],
-                         [("_alphabet_postings", False), ("_radix_postings", False)]),
+                         [("_chunked_postings", False), ("_alphabet_postings", False), ("_radix_postings", False)]),
     }
     for case, (labels, expected) in cases.items():
         routes.clear()

@@ -127,6 +127,72 @@ def _alphabet_postings(
     return keys, ptr, post[keep]
 
 
+#: Labels per chunk of the chunked bigram build (its arrays stay a few MB and are reused, not faulted in anew).
+_CHUNK = 1 << 15
+
+
+def _encoded_chunks(labels: list[str]) -> Any:
+    """``(first label, labels, code points of " " + " \\x00 ".join(labels) + " ")`` for each chunk of labels."""
+    for start in range(0, len(labels), _CHUNK):
+        part = labels[start : start + _CHUNK]
+        joined = " " + " \x00 ".join(part) + " "
+        yield start, part, np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _chunked_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`gram_postings` chunk by chunk, for texts of at most 256 distinct code points (processed Latin text).
+
+    Then ``rank(a) * A + rank(b)`` is itself a 16-bit key: each chunk's pairs
+    are sorted by radix and deduplicated alone (a repeat lies within one
+    label), and the chunks' postings are placed into the result, chunks in
+    label order. Building the whole text's arrays at once faulted in hundreds
+    of MB of fresh memory, which cost more kernel time than the sorting did.
+    ``None`` for a larger alphabet.
+    """
+    seen = np.zeros(128, dtype=bool)
+    for _, _, cps in _encoded_chunks(labels):
+        top = int(cps.max()) + 1
+        if top > len(seen):
+            seen = np.concatenate([seen, np.zeros(top - len(seen), dtype=bool)])
+        seen[cps] = True
+    alphabet = np.flatnonzero(seen)
+    size = len(alphabet)
+    if size > 256:
+        return None
+    rank = np.zeros(len(seen), dtype=np.uint16)
+    rank[alphabet] = np.arange(size, dtype=np.uint16)
+    n_codes = size * size
+    counts = np.zeros(n_codes, dtype=np.int64)
+    label_type = np.int32 if len(labels) < 1 << 31 else np.int64  # kept until the end: half the memory
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for start, part, cps in _encoded_chunks(labels):
+        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part)) + 2
+        owner = np.repeat(np.arange(start, start + len(part), dtype=label_type), lengths + 1)[: len(cps) - 1]
+        valid = (cps[:-1] != 0) & (cps[1:] != 0)
+        ranks = rank[cps]
+        codes = (ranks[:-1] * size + ranks[1:])[valid]  # < size * size <= 65536: fits uint16
+        order = np.argsort(codes, kind="stable")  # 16-bit keys: numpy's radix sort
+        post, group = owner[valid][order], codes[order]
+        keep = np.ones(len(post), dtype=bool)
+        np.logical_or(group[1:] != group[:-1], post[1:] != post[:-1], out=keep[1:])
+        post = post[keep]
+        count = np.bincount(group[keep], minlength=n_codes)
+        parts.append((post, count))
+        counts += count
+    ptr_all = np.zeros(n_codes + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr_all[1:])
+    posting = np.empty(int(ptr_all[-1]), dtype=np.int64)
+    cursor = ptr_all[:-1].copy()
+    for post, count in parts:  # code g's postings of this chunk go after those of the chunks before
+        local = np.cumsum(count) - count
+        posting[np.repeat(cursor - local, count) + np.arange(len(post), dtype=np.int64)] = post
+        cursor += count
+    used = np.flatnonzero(counts)
+    keys = (alphabet[used // size].astype(np.int64) << 21) | alphabet[used % size]
+    ptr = np.append(ptr_all[used], ptr_all[-1])
+    return np.bincount(posting, minlength=len(labels)).astype(np.float64), keys, ptr, posting
+
+
 def gram_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Character bigrams of ``" " + label + " "`` -> label postings, as CSR.
 
@@ -137,6 +203,9 @@ def gram_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if not labels:
         empty = np.zeros(0, dtype=np.int64)
         return np.zeros(0, dtype=np.float64), empty, np.zeros(1, dtype=np.int64), empty
+    chunked = _chunked_postings(labels)
+    if chunked is not None:
+        return chunked
     joined = " " + " \x00 ".join(labels) + " "
     cps32 = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lengths = np.fromiter(map(len, labels), dtype=np.int64, count=len(labels)) + 2
