@@ -1,12 +1,16 @@
-"""Postings for the entity search index (:mod:`.search`), built in linear time with hashing instead of sorting.
+"""Postings for the entity search index (:mod:`.search`), built in linear time without sorting strings or keys.
 
 At a million edges the index build sorted 5.5M packed (bigram, label) pairs and
 filled a Python dict label by label, and so cost more than loading the graph.
-Here values are first given dense codes by a hash (pyarrow's dictionary
-encoding, in C++); a few thousand distinct bigrams then fit in 16 bits, which
-numpy sorts stably by radix (linear). Every structure is exactly what the
-sorting build produced; inputs pyarrow cannot take (a lone surrogate, no
-pyarrow, more than 65,536 distinct bigrams) use that build.
+Here a bigram gets a dense 16-bit code: processed labels use a few dozen code
+points, so ``rank(a) * A + rank(b)`` over the text's own alphabet is small and
+ascends as the packed key does, and numpy sorts 16-bit codes stably by radix.
+For Latin text (at most 256 code points) that runs chunk by chunk: on the
+wide benchmark graph, building the whole text's arrays at once faulted in
+~170 MB of fresh pages, and the kernel time for those faults cost more than
+the sort. Larger alphabets use one dense table, then pyarrow's hashing (thousands of
+code points), then a plain sort (more than 65,536 distinct bigrams). Every
+route returns exactly what the sorting build returns (tests/test_search_build.py).
 """
 
 from __future__ import annotations
@@ -21,40 +25,37 @@ __all__ = ["ExactPostings", "gram_postings"]
 
 
 class ExactPostings:
-    """Processed label -> the positions of the labels equal to it, ascending (what a ``dict`` of lists held)."""
+    """Processed label -> the positions of the labels equal to it, ascending (what a ``dict`` of lists held).
+
+    One dict of every label (each maps to its last place) plus, in columns, the
+    places of the labels that repeat, grouped under that last place: the
+    repeats are the places the dict does not map back to themselves. No
+    per-label Python loop beyond building the dict (alias-rich graphs repeat
+    half their labels).
+    """
 
     def __init__(self, labels: list[str]) -> None:
-        self._lists: dict[str, list[int]] | None = None
-        self._one: dict[str, int] | None = dict(zip(labels, range(len(labels))))  # a repeat keeps its last place
+        self._one: dict[str, int] = dict(zip(labels, range(len(labels))))  # a repeat keeps its last place
+        self._last = self._ptr = self._places = np.zeros(0, dtype=np.int64)
         if len(self._one) == len(labels):
-            return  # every label distinct (the usual case): one place each
-        self._one = None
-        try:
-            import pyarrow as pa
-            import pyarrow.compute as pc
-
-            encoded = pc.dictionary_encode(pa.array(labels, type=pa.large_string()))
-        except (ImportError, UnicodeError, ValueError, TypeError):  # ArrowInvalid is a ValueError
-            self._lists = {}
-            for j, label in enumerate(labels):
-                self._lists.setdefault(label, []).append(j)
-            return
-        codes = encoded.indices.to_numpy(zero_copy_only=False)
-        values = encoded.dictionary.to_pylist()
-        self._code = dict(zip(values, range(len(values))))
-        self._order = np.argsort(codes, kind="stable")
-        self._ptr = np.searchsorted(codes[self._order], np.arange(len(values) + 1))
+            return  # every label distinct: one place each
+        last = np.fromiter(map(self._one.__getitem__, labels), dtype=np.int64, count=len(labels))
+        earlier = np.flatnonzero(last != np.arange(len(labels), dtype=np.int64))
+        self._last = distinct(last[earlier])  # the last place of each repeated label, ascending
+        group = np.concatenate([last[earlier], self._last])
+        places = np.concatenate([earlier, self._last])
+        order = np.lexsort((places, group))
+        self._places = places[order]
+        self._ptr = np.searchsorted(group[order], np.append(self._last, len(labels)))
 
     def get(self, label: str, default: Any = ()) -> Any:
-        if self._one is not None:
-            j = self._one.get(label)
-            return default if j is None else [j]
-        if self._lists is not None:
-            return self._lists.get(label, default)
-        code = self._code.get(label)
-        if code is None:
+        j = self._one.get(label)
+        if j is None:
             return default
-        return self._order[self._ptr[code] : self._ptr[code + 1]].tolist()
+        k = int(np.searchsorted(self._last, j))
+        if k < len(self._last) and self._last[k] == j:
+            return self._places[self._ptr[k] : self._ptr[k + 1]].tolist()
+        return [j]
 
 
 def _radix_postings(keys: np.ndarray, posting: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -86,6 +87,113 @@ def _radix_postings(keys: np.ndarray, posting: np.ndarray) -> tuple[np.ndarray, 
     return dictionary[ascending], ptr, post[keep]
 
 
+def _alphabet_postings(
+    cps: np.ndarray, owner: np.ndarray, valid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_radix_postings` without hashing: bigrams coded over the text's own alphabet.
+
+    Processed labels use a few dozen code points, so a bigram's code
+    ``rank(a) * A + rank(b)`` (``A`` distinct code points) is small, ascends as
+    the packed key does, and a table of every possible code says which occur.
+    ``None`` when that table would be large or the distinct bigrams do not fit
+    16 bits (the hashing route then decides).
+    """
+    seen = np.zeros(int(cps.max()) + 1, dtype=bool)
+    seen[cps] = True
+    alphabet = np.flatnonzero(seen)
+    size = len(alphabet)
+    if size * size > 1 << 24:
+        return None
+    rank = np.zeros(len(seen), dtype=np.int32)
+    rank[alphabet] = np.arange(size, dtype=np.int32)
+    ranks = rank[cps]
+    codes = (ranks[:-1] * size + ranks[1:])[valid]
+    # Index assignments and searchsorted, not bincount: bincount casts 9M codes to a 64-bit temporary.
+    present = np.zeros(size * size, dtype=bool)
+    present[codes] = True
+    used = np.flatnonzero(present)
+    k = len(used)
+    if k > 1 << 16:
+        return None
+    dense = np.zeros(size * size, dtype=np.uint16)
+    dense[used] = np.arange(k, dtype=np.uint16)
+    ranked = dense[codes]
+    order = np.argsort(ranked, kind="stable")  # 16-bit keys: numpy's radix sort
+    post, group = owner[order], ranked[order]
+    keep = np.ones(len(post), dtype=bool)
+    np.logical_or(group[1:] != group[:-1], post[1:] != post[:-1], out=keep[1:])
+    kept_group = group[keep]
+    ptr = np.append(np.searchsorted(kept_group, np.arange(k, dtype=np.uint16)), len(kept_group)).astype(np.int64)
+    keys = (alphabet[used // size].astype(np.int64) << 21) | alphabet[used % size]
+    return keys, ptr, post[keep]
+
+
+#: Labels per chunk of the chunked bigram build (its arrays stay a few MB and are reused, not faulted in anew).
+_CHUNK = 1 << 15
+
+
+def _encoded_chunks(labels: list[str]) -> Any:
+    """``(first label, labels, code points of " " + " \\x00 ".join(labels) + " ")`` for each chunk of labels."""
+    for start in range(0, len(labels), _CHUNK):
+        part = labels[start : start + _CHUNK]
+        joined = " " + " \x00 ".join(part) + " "
+        yield start, part, np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _chunked_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`gram_postings` chunk by chunk, for texts of at most 256 distinct code points (processed Latin text).
+
+    Then ``rank(a) * A + rank(b)`` is itself a 16-bit key: each chunk's pairs
+    are sorted by radix and deduplicated alone (a repeat lies within one
+    label), and the chunks' postings are placed into the result, chunks in
+    label order. Building the whole text's arrays at once faulted in hundreds
+    of MB of fresh memory, which cost more kernel time than the sorting did.
+    ``None`` for a larger alphabet.
+    """
+    seen = np.zeros(128, dtype=bool)
+    for _, _, cps in _encoded_chunks(labels):
+        top = int(cps.max()) + 1
+        if top > len(seen):
+            seen = np.concatenate([seen, np.zeros(top - len(seen), dtype=bool)])
+        seen[cps] = True
+    alphabet = np.flatnonzero(seen)
+    size = len(alphabet)
+    if size > 256:
+        return None
+    rank = np.zeros(len(seen), dtype=np.uint16)
+    rank[alphabet] = np.arange(size, dtype=np.uint16)
+    n_codes = size * size
+    counts = np.zeros(n_codes, dtype=np.int64)
+    label_type = np.int32 if len(labels) < 1 << 31 else np.int64  # kept until the end: half the memory
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for start, part, cps in _encoded_chunks(labels):
+        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part)) + 2
+        owner = np.repeat(np.arange(start, start + len(part), dtype=label_type), lengths + 1)[: len(cps) - 1]
+        valid = (cps[:-1] != 0) & (cps[1:] != 0)
+        ranks = rank[cps]
+        codes = (ranks[:-1] * size + ranks[1:])[valid]  # < size * size <= 65536: fits uint16
+        order = np.argsort(codes, kind="stable")  # 16-bit keys: numpy's radix sort
+        post, group = owner[valid][order], codes[order]
+        keep = np.ones(len(post), dtype=bool)
+        np.logical_or(group[1:] != group[:-1], post[1:] != post[:-1], out=keep[1:])
+        post = post[keep]
+        count = np.bincount(group[keep], minlength=n_codes)
+        parts.append((post, count))
+        counts += count
+    ptr_all = np.zeros(n_codes + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr_all[1:])
+    posting = np.empty(int(ptr_all[-1]), dtype=np.int64)
+    cursor = ptr_all[:-1].copy()
+    for post, count in parts:  # code g's postings of this chunk go after those of the chunks before
+        local = np.cumsum(count) - count
+        posting[np.repeat(cursor - local, count) + np.arange(len(post), dtype=np.int64)] = post
+        cursor += count
+    used = np.flatnonzero(counts)
+    keys = (alphabet[used // size].astype(np.int64) << 21) | alphabet[used % size]
+    ptr = np.append(ptr_all[used], ptr_all[-1])
+    return np.bincount(posting, minlength=len(labels)).astype(np.float64), keys, ptr, posting
+
+
 def gram_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Character bigrams of ``" " + label + " "`` -> label postings, as CSR.
 
@@ -96,13 +204,25 @@ def gram_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if not labels:
         empty = np.zeros(0, dtype=np.int64)
         return np.zeros(0, dtype=np.float64), empty, np.zeros(1, dtype=np.int64), empty
+    chunked = _chunked_postings(labels)
+    if chunked is not None:
+        return chunked
     joined = " " + " \x00 ".join(labels) + " "
-    cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+    cps32 = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lengths = np.fromiter(map(len, labels), dtype=np.int64, count=len(labels)) + 2
-    owner = np.repeat(np.arange(len(labels), dtype=np.int64), lengths + 1)[: len(cps)]
-    keys = (cps[:-1] << 21) | cps[1:]
-    valid = (cps[:-1] != 0) & (cps[1:] != 0)
-    keys, posting = keys[valid], owner[:-1][valid]
+    # 32-bit label numbers while sorting (half the memory traffic), 64-bit in what is returned.
+    small = np.int32 if len(labels) < 1 << 31 else np.int64
+    owner = np.repeat(np.arange(len(labels), dtype=small), lengths + 1)[: len(cps32) - 1]
+    valid = (cps32[:-1] != 0) & (cps32[1:] != 0)
+    posting = owner[valid]
+    fast = _alphabet_postings(cps32, posting, valid) if len(posting) else None
+    if fast is not None:
+        distinct_keys, ptr, posting = fast
+        posting = posting.astype(np.int64)
+        return np.bincount(posting, minlength=len(labels)).astype(np.float64), distinct_keys, ptr, posting
+    posting = posting.astype(np.int64)
+    cps = cps32.astype(np.int64)
+    keys = ((cps[:-1] << 21) | cps[1:])[valid]
     fast = _radix_postings(keys, posting) if len(keys) else None
     if fast is not None:
         distinct_keys, ptr, posting = fast
