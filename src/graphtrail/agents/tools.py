@@ -379,7 +379,8 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
         read_community,
         make_submit_answer_tool(),
     ]
-    inline = isinstance(kg, KnowledgeGraph) and len(kg) <= INLINE_MAX_ENTITIES
+    # a view (an ablation's graph) runs as its whole graph does; counting what a view shows reads its hidden set
+    inline = isinstance(kg, KnowledgeGraph) and len(kg.filtered(None)) <= INLINE_MAX_ENTITIES
     for t in tools:
         t.handle_tool_error = True
     return [_run_inline(t) if inline or t.name == SUBMIT_ANSWER else t for t in tools]
