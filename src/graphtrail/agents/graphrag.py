@@ -219,6 +219,11 @@ class GraphRulesMiddleware(AgentMiddleware):
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        # Reads nothing but ``self``: compiling a graph disassembles a node's function when it names globals
+        # (looking for subgraphs), and the factory route compiles an agent per ablation.
+        return self._step(state)
+
+    def _step(self, state: Any) -> dict[str, Any] | None:
         if self._accepted(state):
             return {"jump_to": "end"}
         if self.max_steps is None:
@@ -232,7 +237,7 @@ class GraphRulesMiddleware(AgentMiddleware):
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.before_model(state, runtime)
+        return self._step(state)
 
 
 def create_graphrag_agent(
