@@ -142,3 +142,35 @@ def test_described_relations_are_the_relations_with_a_description(kg: KnowledgeG
     bare.add_entity("b")
     bare.add_relation("a", "r", "b")
     assert list(bare.described_relations()) == []
+
+
+def test_networkx_and_pandas_are_ablated_when_imported_after_other_data_was() -> None:
+    """Ablating a KnowledgeGraph imports neither library; a graph or DataFrame of one imported later still ablates."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import sys
+        from graphtrail.kg import KnowledgeGraph
+        from graphtrail.kg.views import GraphFilter
+        from graphtrail.evaluators.replay.exact.ablate import ablated, catalogue
+        before = {name: name in sys.modules for name in ("networkx", "pandas")}
+        kg = KnowledgeGraph()
+        kg.add_entity("a", "Alpha")
+        kg.add_entity("b", "Beta")
+        hide_a = GraphFilter(hidden=frozenset({"a"}))
+        assert list(ablated(kg, hide_a).entity_ids()) == ["b"] and catalogue(kg) is kg
+        assert {name: name in sys.modules for name in before} == before, "ablating a KnowledgeGraph imported a library"
+        import networkx as nx
+        import pandas as pd
+        graph = nx.Graph()
+        graph.add_node("a", name="Alpha")
+        graph.add_node("b", name="Beta")
+        assert list(ablated(graph, hide_a).nodes) == ["b"]
+        frame = pd.DataFrame({"id": ["a", "b"], "name": ["Alpha", "Beta"]})
+        assert list(ablated(frame, hide_a)["id"]) == ["b"]
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.strip() == "ok", done.stderr
