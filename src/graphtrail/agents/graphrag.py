@@ -46,6 +46,7 @@ from pydantic import BaseModel, Field
 
 from ..kg.graph import KnowledgeGraph
 from .hookhop import call_hook_directly
+from .rebind import from_template, shape_key
 from .models import resolve_model
 from .tools import SUBMIT_ANSWER, make_graph_tools
 
@@ -219,6 +220,11 @@ class GraphRulesMiddleware(AgentMiddleware):
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        # Reads nothing but ``self``: compiling a graph disassembles a node's function when it names globals
+        # (looking for subgraphs), and the factory route compiles an agent per ablation.
+        return self._step(state)
+
+    def _step(self, state: Any) -> dict[str, Any] | None:
         if self._accepted(state):
             return {"jump_to": "end"}
         if self.max_steps is None:
@@ -232,7 +238,7 @@ class GraphRulesMiddleware(AgentMiddleware):
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.before_model(state, runtime)
+        return self._step(state)
 
 
 def create_graphrag_agent(
@@ -269,25 +275,41 @@ def create_graphrag_agent(
             with no extra step; ``False`` returns the bare compiled graph.
             ``trace_agent`` and ``evaluate`` never trace it twice.
 
+    Agents of one shape (the same model instance or ``"offline"`` spec, variant, limits, prompt
+    and name; graphtrail's tools, no extra middleware) are compiled once and copied with each
+    graph's tools (:mod:`.rebind`): so they share one model instance, as agents built from one do.
+
     Invoke with ``{"messages": [("user", question)]}``; the result is the usual
     ``{"messages": [...]}`` state (see :func:`graphtrail.agents.answer_from_result`).
     """
     _check_variant(variant)
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
-    chat_model = resolve_model(model, **model_kwargs)
-    tool_list = list(tools) if tools is not None else make_graph_tools(kg, top_k=top_k, neighbor_limit=neighbor_limit)
-    if SUBMIT_ANSWER not in {t.name for t in tool_list}:
-        raise ValueError("the tools must include submit_answer (see graphtrail.agents.tools.make_submit_answer_tool)")
-    rules = GraphRulesMiddleware(variant, max_steps=max_steps)
-    agent = create_agent(
-        chat_model,
-        tool_list,
-        system_prompt=system_prompt if system_prompt is not None else system_prompt_for(variant),
-        middleware=[rules, *middleware],
-        name=name or f"graphrag-{variant}",
-    )
-    call_hook_directly(agent, rules)  # no LangSmith thread hops around every tool call while LangSmith is off
+
+    def compile_agent(chat_model: BaseChatModel, tool_list: list[BaseTool]) -> Any:
+        if SUBMIT_ANSWER not in {t.name for t in tool_list}:
+            raise ValueError("the tools must include submit_answer (see graphtrail.agents.tools.make_submit_answer_tool)")
+        rules = GraphRulesMiddleware(variant, max_steps=max_steps)
+        compiled = create_agent(
+            chat_model,
+            tool_list,
+            system_prompt=system_prompt if system_prompt is not None else system_prompt_for(variant),
+            middleware=[rules, *middleware],
+            name=name or f"graphrag-{variant}",
+        )
+        call_hook_directly(compiled, rules)  # no LangSmith thread hops around every tool call while LangSmith is off
+        return compiled
+
+    agent = None
+    key = shape_key(model, variant, max_steps, system_prompt, name, top_k, neighbor_limit)
+    if key is not None and tools is None and not middleware and not model_kwargs:  # .rebind: compiled once per shape
+        template_tools = lambda: make_graph_tools(KnowledgeGraph(name="template"), top_k=top_k, neighbor_limit=neighbor_limit)  # noqa: E731
+        agent = from_template(key, model, lambda: compile_agent(resolve_model(model), template_tools()),
+                              make_graph_tools(kg, top_k=top_k, neighbor_limit=neighbor_limit))
+    if agent is None:
+        chat_model = resolve_model(model, **model_kwargs)
+        agent = compile_agent(chat_model, list(tools) if tools is not None else
+                              make_graph_tools(kg, top_k=top_k, neighbor_limit=neighbor_limit))
     if not trace:
         return agent
     from ..tracer import trace_agent

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from rapidfuzz import fuzz, process, utils
@@ -197,6 +197,7 @@ def make_submit_answer_tool() -> BaseTool:
 
 
 _TEMPLATES: dict[str, StructuredTool] = {}
+_HINTS: dict[str, dict[str, Any]] = {}  # the template's function's resolved annotations
 
 
 def _graph_tool(name: str, **kwargs: Any) -> Any:
@@ -212,6 +213,13 @@ def _graph_tool(name: str, **kwargs: Any) -> Any:
         template = _TEMPLATES.get(name)
         if template is None or getattr(template.func, "__code__", None) is not fn.__code__:
             template = _TEMPLATES[name] = tool(name, **kwargs)(fn)
+            try:  # this module's annotations are strings: resolved once here, not by LangChain per tool built
+                _HINTS[name] = get_type_hints(fn, include_extras=True)
+                getattr(template, "_injected_args_keys", None)  # LangChain reads it from the signature, then keeps it
+            except Exception:  # noqa: BLE001 - unresolved, they stay strings (LangChain resolves them itself)
+                _HINTS.pop(name, None)
+        if name in _HINTS:
+            fn.__annotations__ = dict(_HINTS[name])
         return template.model_copy(update={"func": fn})
 
     return decorate
@@ -379,7 +387,8 @@ def make_graph_tools(kg: KnowledgeGraph, *, top_k: int = 8, neighbor_limit: int 
         read_community,
         make_submit_answer_tool(),
     ]
-    inline = isinstance(kg, KnowledgeGraph) and len(kg) <= INLINE_MAX_ENTITIES
+    # a view (an ablation's graph) runs as its whole graph does; counting what a view shows reads its hidden set
+    inline = isinstance(kg, KnowledgeGraph) and len(kg.filtered(None)) <= INLINE_MAX_ENTITIES
     for t in tools:
         t.handle_tool_error = True
     return [_run_inline(t) if inline or t.name == SUBMIT_ANSWER else t for t in tools]
@@ -411,6 +420,8 @@ def _run_inline(t: BaseTool) -> BaseTool:
     if not isinstance(t, StructuredTool) or t.func is None or t.coroutine is not None:
         return t
     inline = _InlineTool.model_construct(**dict(t))
+    # what LangChain cached on the tool (from its function's signature, its schema) holds for the same function
+    inline.__dict__.update({k: v for k, v in vars(t).items() if k not in inline.__dict__})
 
     async def in_place(*args, **kwargs):  # type: ignore[no-untyped-def]
         return inline.func(*args, **kwargs)  # type: ignore[misc]

@@ -320,6 +320,15 @@ class KnowledgeGraph:
                 continue
             yield Relation(u, labels[rel[e]], v, s.desc(e))
 
+    def described_relations(self) -> Iterator[Relation]:
+        """The relations with a description, as :meth:`relations` lists them; the others are never built."""
+        s = self._store
+        _, out_edges, _, _ = s.csr()
+        if s.edge_desc is None:
+            return
+        described = [e for e in out_edges.tolist() if s.edge_desc[e]]
+        yield from (r for r in map(self._relation, described) if not (self._hidden() & {r.source, r.target}))
+
     def _incident(self, entity_id: str, outgoing: bool) -> list[Relation]:
         s = self._store
         i = s.index.get(entity_id)

@@ -303,7 +303,7 @@ async def run_job(runner: AgentRunner, job: ReplayJob, reuse_cache: PrefixReuseC
         if cap is not None:  # entities the tools' tables named, by the names the evaluation knows (.tabular)
             trajectory = read_table_entities(cap.last, job.names, citation_mode(runner.agent))
             if factory is not None:  # ... and every value of the user's data the tools returned (.exact.recognise)
-                trajectory = factory.recognise(trajectory, job.graph_filter, citation_mode(runner.agent))
+                trajectory = factory.recognise(trajectory, job.graph_filter, citation_mode(runner.agent), job.names)
     if factory is not None:
         return _record(job, output, error, trajectory, counters, wall, None, seen, factory)
     record = _record(job, output, error, trajectory, counters, wall, coverage_of(scope, trajectory), seen)

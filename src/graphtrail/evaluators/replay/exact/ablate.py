@@ -78,10 +78,16 @@ def _builtin(data_type: type, fn: Ablation, catalogue_fn: Catalogue | None) -> N
 
 def _entry(data: Any) -> _Entry:
     _load_builtins()
-    for klass in type(data).__mro__:
-        entry = _REGISTRY.get(klass)
-        if entry is not None:
-            return entry
+    for attempt in range(2):
+        for klass in type(data).__mro__:
+            entry = _REGISTRY.get(klass)
+            if entry is not None:
+                return entry
+        from . import frames, nxgraph
+
+        # networkx or pandas imported since the built-ins were loaded: their types are in now
+        if attempt or not (nxgraph.register(_builtin) | frames.register(_builtin)):
+            break
     raise UnsupportedData(
         f"graphtrail has no ablation for {type(data).__name__}; pass a KnowledgeGraph, a networkx graph, a list of "
         "LangChain Documents, a dict of id -> record or pandas tables, or register one with "

@@ -88,7 +88,8 @@ class CatalogueShown:
                 self._place(alias, ("alias", record.id))
         for uid, unit in kg.text_units.items():
             self._place(unit.text, ("unit", uid))
-        for relation in kg.relations():
+        described = getattr(kg, "described_relations", None)  # a KnowledgeGraph skips its undescribed edges unbuilt
+        for relation in described() if described is not None else kg.relations():
             if relation.description:
                 self._place(relation.description, ("relation", relation.source, relation.target))
         # each string's words (as names and spans are read), one per line: a phrase's hits are found by

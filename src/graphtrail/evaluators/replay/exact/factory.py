@@ -101,7 +101,11 @@ class AgentFactory:
                 self._recent.clear()
             self._recent[id(graph_filter)] = (graph_filter, agent)
 
-    def recognise(self, trajectory: Any, graph_filter: GraphFilter | None, mode: Any) -> Any:
+    def recognise(self, trajectory: Any, graph_filter: GraphFilter | None, mode: Any, names: EntityNames | None = None) -> Any:
+        """``trajectory`` with what its tools showed recognised by value; ``names``: the job's, whose index of the
+        catalogue's names (when it holds those alone) serves free text here too."""
+        if self.index is not None:
+            self.index.share_names(names)
         return recognise(trajectory, self.index, graph_filter, mode)
 
     def _in_data(self, graph_filter: GraphFilter, names: EntityNames, entities: Iterable[str]) -> frozenset[str]:

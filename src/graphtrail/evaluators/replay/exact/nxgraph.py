@@ -19,6 +19,7 @@ The factory route recognises the new key as that entity (:mod:`.recognise`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -71,9 +72,11 @@ def graph_catalogue(graph: Any, keys: Any) -> KnowledgeGraph:
     return kg
 
 
-def register(add: Callable[..., None]) -> None:
-    try:
-        import networkx as nx
-    except ImportError:  # pragma: no cover - networkx is a dependency
-        return
+def register(add: Callable[..., None]) -> bool:
+    """Register networkx's graphs once networkx is imported (a graph of it to ablate means it is; importing it for
+    data of another type cost the first evaluation 0.1 s). Whether they are in."""
+    nx = sys.modules.get("networkx")
+    if nx is None or not hasattr(nx, "Graph"):
+        return False
     add(nx.Graph, ablated_graph, graph_catalogue)  # DiGraph, MultiGraph, MultiDiGraph are subclasses
+    return True

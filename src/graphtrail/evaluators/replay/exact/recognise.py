@@ -45,6 +45,9 @@ __all__ = ["ValueIndex", "recognise"]
 #: Longest line read as a whole value (an id or a name).
 _LONGEST = 200
 
+#: A passage is looked for where its first this many characters are (shorter ones are searched whole).
+_PROBE = 16
+
 #: Above this many passages, a passage is recognised only when it is a whole paragraph of the output.
 _SCAN_LIMIT = 2000
 
@@ -63,6 +66,7 @@ class ValueIndex:
         #: ids that are their entity's name (no other name given): read inside free text as names are
         self.named_ids: set[str] = set()
         self._phrases: EntityNames | None = None
+        self._shared: EntityNames | None = None  # the suite's reader of the same names (share_names)
         for eid, labels in _labels(kg):
             if labels and labels[0] == eid and len(eid) >= 3:
                 self.named_ids.add(eid)
@@ -72,10 +76,35 @@ class ValueIndex:
                     names[key] = eid if names.get(key, eid) == eid else None
         self.names = {k: v for k, v in names.items() if v is not None}
         self.passages: dict[str, tuple[str, ...]] = {}
+        self._probes: dict[str, list[tuple[int, str]]] | None = None  # _within's index, built on first use
+        self._short: list[tuple[int, str]] = []
+        self._order: list[str] = []
         for unit in kg.text_units.values():
             text = _norm(unit.text)
             if text and unit.entity_ids:
                 self.passages[text] = tuple(dict.fromkeys((*self.passages.get(text, ()), *unit.entity_ids)))
+
+    def _within(self, norm: str) -> list[str]:
+        """The passages ``norm`` holds, in the order of ``passages``: each looked for only where its first
+        :data:`_PROBE` characters are (one pass over ``norm``, not one search per passage)."""
+        if self._probes is None:
+            probes: dict[str, list[tuple[int, str]]] = {}
+            for i, passage in enumerate(self.passages):
+                if len(passage) >= _PROBE:
+                    probes.setdefault(passage[:_PROBE], []).append((i, passage))
+            self._short = [(i, p) for i, p in enumerate(self.passages) if len(p) < _PROBE]
+            self._order, self._probes = list(self.passages), probes
+        hits = {i for i, passage in self._short if passage in norm}
+        probes = self._probes
+        for at in [at for at in range(len(norm) - _PROBE + 1) if norm[at:at + _PROBE] in probes]:
+            hits.update(i for i, passage in probes[norm[at:at + _PROBE]] if norm.startswith(passage, at))
+        return [self._order[i] for i in sorted(hits)]
+
+    def share_names(self, names: EntityNames | None) -> None:
+        """Read free text on the index of ``names`` when it reads this catalogue's names alone (the suite's, built
+        once per evaluation: one index of every name, not two), rather than on one built here."""
+        if self._phrases is None and self._shared is None and names is not None and names.kg is self.kg and names.kg_only:
+            self._shared = names  # shared when first needed: a run that reads no prose builds no index
 
     def value(self, text: str, extra: Mapping[str, str] | None = None) -> str | None:
         """The entity a whole value names (its id, else its unique name, else an ``extra`` key), or ``None``."""
@@ -96,7 +125,8 @@ class ValueIndex:
             if arg and arg in text:
                 text = text.replace(arg, " ")
         if self._phrases is None:
-            self._phrases = EntityNames(self.kg)
+            shared = self._shared
+            self._phrases = shared.sharing() if shared is not None and shared.kg_only else EntityNames(self.kg)
         found: dict[str, None] = {}
         for match in self._phrases.matches(text):
             ids = {eid for eid, _ in match}
@@ -136,10 +166,9 @@ class ValueIndex:
                 for eid in self.passages.get(_norm(part), ()):
                     found.setdefault(eid, None)
             if len(self.passages) <= _SCAN_LIMIT:
-                for passage, ids in self.passages.items():
-                    if passage in norm:
-                        for eid in ids:
-                            found.setdefault(eid, None)
+                for passage in self._within(norm):
+                    for eid in self.passages[passage]:
+                        found.setdefault(eid, None)
         for line in text.splitlines():
             if len(line) > _LONGEST:  # a line that is one id or one name is short
                 continue

@@ -106,12 +106,39 @@ class EntityNames:
         self._widths: tuple[dict[str, int], dict[str, int]] = ({}, {})
         self._texts: dict[str, tuple[Match, ...]] = {}
         self._ids: set[str] = set()  # ids in the index
+        self._shared = False  # the index is another reader's too (:meth:`sharing`): copy it before adding
+        self._grown = False  # ensure() added ids
+
+    @property
+    def kg_only(self) -> bool:
+        """Whether this reads the KG's names alone: nothing revealed, no descriptions given, no ids added."""
+        return self.kg is not None and not self.revealed and not self.spans.extra and not self._grown
+
+    def sharing(self) -> "EntityNames":
+        """A second reader of the same names on this one's index (built once, not twice), and its read texts.
+
+        Either copies the index before :meth:`ensure` adds ids to it, so neither ever reads the other's
+        additions: a reader of the KG's names alone (the factory route's recognition by value) stays that.
+        """
+        self.index()
+        twin = EntityNames.__new__(EntityNames)
+        twin.kg, twin.revealed, twin.spans = self.kg, self.revealed, self.spans
+        twin._index, twin._widths, twin._texts, twin._ids = self._index, self._widths, self._texts, self._ids
+        twin._grown = self._grown
+        self._shared = twin._shared = True
+        return twin
 
     def ensure(self, ids: Iterable[str]) -> None:
         """Index ids no KG or baseline named (e.g. an entity only an ablation run met), so they are looked for too."""
-        exact = self.index()[1]
+        self.index()
         missing = [e for e in ids if e not in self._ids and _id_term(e)]
         if missing:
+            assert self._index is not None
+            if self._shared:  # copy on write: the other reader keeps the index (and the texts read) as they were
+                self._index = (self._index[0], dict(self._index[1]))
+                self._widths = (self._widths[0], dict(self._widths[1]))
+                self._ids, self._texts, self._shared = set(self._ids), {}, False
+            exact, self._grown = self._index[1], True
             for eid in missing:
                 key = _key(eid, False)
                 exact[key] = (*exact.get(key, ()), (eid, True))
