@@ -44,3 +44,28 @@ def test_an_otlp_export_names_the_url_it_tries(monkeypatch: pytest.MonkeyPatch, 
         graphtrail.configure(exporter="none")
     expected = "http://localhost:4318/v1/traces" if how == "default" else "http://127.0.0.1:9/v1/traces"
     assert labels == [f"OTLP {expected}"]
+
+
+def test_every_module_exports_only_names_it_has() -> None:
+    """``from graphtrail.x import *`` raises AttributeError on a name ``__all__`` lists and the module lacks."""
+    import importlib
+    import pkgutil
+    import warnings
+
+    missing: dict[str, list[str]] = {}
+    checked = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # old paths warn that they moved; they are the new modules
+        for info in pkgutil.walk_packages(graphtrail.__path__, "graphtrail."):
+            if info.name.endswith("__main__"):
+                continue
+            try:
+                module = importlib.import_module(info.name)
+            except ImportError:  # an optional extra that is not installed
+                continue
+            names = getattr(module, "__all__", ())
+            checked += bool(names)
+            if lacking := [n for n in names if not hasattr(module, n)]:
+                missing[info.name] = lacking
+    assert checked > 50
+    assert not missing, missing

@@ -10,6 +10,7 @@ ones without text (docs/ablations.md, "What an ablation does").
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import zlib
@@ -173,3 +174,48 @@ def tool_outputs(messages: list[Any]) -> list[str]:
 
 def rounds(messages: list[Any]) -> int:
     return sum(1 for m in messages if isinstance(m, AIMessage) and m.tool_calls)
+
+
+def colleague_by_name_agent(lookup: Any, model_name: str, agent_name: str) -> Any:
+    """An agent that looks its subject up by name, then the subject's first colleague, and answers with both.
+
+    The lookup-by-name styles (a networkx graph, a dict and a KnowledgeGraph, each keyed or searched by
+    name) differ only in ``lookup``, a tool answering ``{"description", "colleagues", "works_at"}`` JSON.
+    """
+    from langchain.agents import create_agent
+
+    def policy(messages: list[Any]) -> AIMessage:
+        n, subject = rounds(messages), subject_of(human(messages))
+        if n == 0:
+            return calls(0, ("lookup", {"name": subject}))
+        first = json.loads(tool_outputs(messages)[0])
+        colleague = (first.get("colleagues") or [None])[0]
+        if colleague is None:
+            return AIMessage(content="I don't know.")
+        if n == 1:
+            return calls(1, ("lookup", {"name": colleague}))
+        theirs = json.loads(tool_outputs(messages)[1])
+        return AIMessage(content=answer_text(colleague, theirs.get("description"), (first.get("works_at") or [None])[0]))
+
+    return create_agent(scripted(policy, model_name), [lookup], name=agent_name)
+
+
+def record_tools(data: Any) -> tuple[Any, Any]:
+    """``find_person(name)`` and ``get_record(record_id)`` over a dict of id -> record: the records styles' two tools."""
+    from langchain_core.tools import tool
+
+    @tool
+    def find_person(name: str) -> dict[str, Any]:
+        """Find a person's record by name."""
+        for eid, record in data.items():
+            if record.get("name") == name:
+                return {"person_id": eid, **{k: v for k, v in record.items() if k != "id"}}
+        return {}
+
+    @tool
+    def get_record(record_id: str) -> dict[str, Any]:
+        """Read a record by its id."""
+        record = data.get(record_id)
+        return {k: v for k, v in record.items() if k != "id"} if record else {}
+
+    return find_person, get_record

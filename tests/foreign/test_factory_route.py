@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage, convert_to_messages
 from langchain_core.tools import create_retriever_tool, tool
 from langchain_core.vectorstores import InMemoryVectorStore
 from langgraph.func import entrypoint, task
@@ -36,7 +36,7 @@ from graphtrail.evaluators.replay.runner import AgentRunner, answer_from_output
 
 from . import passages as world
 from .oracle import load_records
-from .passages import answer_text, calls, human, rounds, scripted, subject_of, tool_outputs
+from .passages import answer_text, calls, human, record_tools, rounds, scripted, subject_of, tool_outputs
 
 OPTIONS: dict[str, Any] = {"conditions": [c for c in DEFAULT_CONDITIONS if c != "baseline"], "baseline_repeats": 1,
                            "progress": False, "n_boot": 50, "paper_reference": False, "concurrency": 2}
@@ -160,19 +160,7 @@ def _functional_policy(messages: list[Any]) -> AIMessage:
 
 
 def functional_agent(data: Any) -> Any:
-    @tool
-    def find_person(name: str) -> dict[str, Any]:
-        """Find a person's record by name."""
-        for eid, record in data.items():
-            if record.get("name") == name:
-                return {"person_id": eid, **{k: v for k, v in record.items() if k != "id"}}
-        return {}
-
-    @tool
-    def get_record(record_id: str) -> dict[str, Any]:
-        """Read a record by its id."""
-        record = data.get(record_id)
-        return {k: v for k, v in record.items() if k != "id"} if record else {}
+    find_person, get_record = record_tools(data)
 
     tools = {t.name: t for t in (find_person, get_record)}
     model = scripted(_functional_policy, "scripted-functional").bind_tools(list(tools.values()))

@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
 from graphtrail.evaluators import ablated, evaluate
@@ -28,7 +26,7 @@ from graphtrail.kg.views import GraphFilter, id_spells_name
 from tests.graph_backends import BACKEND_PARAMS, on_backend
 
 from .oracle import load_records
-from .passages import INSTITUTES, PEOPLE, answer_text, calls, human, questions, rounds, scripted, subject_of, tool_outputs
+from .passages import INSTITUTES, PEOPLE, colleague_by_name_agent, questions
 from .test_factory_route import OPTIONS, oracle_answer
 
 STYLES = {"plain": lambda name: name, "dbpedia": lambda name: "dbr:" + name.replace(" ", "_")}
@@ -69,20 +67,7 @@ def search_agent(kg: KnowledgeGraph) -> Any:
                 out.setdefault(rel.relation, []).append(other.name)
         return json.dumps(out)
 
-    def policy(messages: list[Any]) -> AIMessage:
-        n, subject = rounds(messages), subject_of(human(messages))
-        if n == 0:
-            return calls(0, ("lookup", {"name": subject}))
-        first = json.loads(tool_outputs(messages)[0])
-        colleague = (first.get("colleagues") or [None])[0]
-        if colleague is None:
-            return AIMessage(content="I don't know.")
-        if n == 1:
-            return calls(1, ("lookup", {"name": colleague}))
-        theirs = json.loads(tool_outputs(messages)[1])
-        return AIMessage(content=answer_text(colleague, theirs.get("description"), (first.get("works_at") or [None])[0]))
-
-    return create_agent(scripted(policy, "scripted-kg-name-ids"), [lookup], name="kg-name-ids")
+    return colleague_by_name_agent(lookup, "scripted-kg-name-ids", "kg-name-ids")
 
 
 def _placeholders_aside(text: str | None) -> str | None:

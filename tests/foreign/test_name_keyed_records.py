@@ -19,15 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
 from graphtrail.evaluators import ablated, evaluate
 from graphtrail.kg.views import GraphFilter
 
 from .oracle import load_records
-from .passages import INSTITUTES, PEOPLE, answer_text, calls, human, questions, rounds, scripted, subject_of, tool_outputs
+from .passages import INSTITUTES, PEOPLE, colleague_by_name_agent, questions
 from .test_factory_route import OPTIONS, oracle_answer
 
 NAMES = {eid: name for eid, (name, *_) in {**PEOPLE, **INSTITUTES}.items()}
@@ -133,20 +131,7 @@ def lookup_agent(data: dict[str, dict[str, Any]]) -> Any:
         return json.dumps({"name": name, "description": record.get("description"),
                            "colleagues": record.get("colleagues", []), "works_at": record.get("works_at", [])})
 
-    def policy(messages: list[Any]) -> AIMessage:
-        n, subject = rounds(messages), subject_of(human(messages))
-        if n == 0:
-            return calls(0, ("lookup", {"name": subject}))
-        first = json.loads(tool_outputs(messages)[0])
-        colleague = (first.get("colleagues") or [None])[0]
-        if colleague is None:
-            return AIMessage(content="I don't know.")
-        if n == 1:
-            return calls(1, ("lookup", {"name": colleague}))
-        theirs = json.loads(tool_outputs(messages)[1])
-        return AIMessage(content=answer_text(colleague, theirs.get("description"), (first.get("works_at") or [None])[0]))
-
-    return create_agent(scripted(policy, "scripted-name-keyed-dict"), [lookup], name="name-keyed-dict")
+    return colleague_by_name_agent(lookup, "scripted-name-keyed-dict", "name-keyed-dict")
 
 
 def test_every_condition_reads_as_the_hand_made_oracle(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from graphtrail.evaluators import evaluate
@@ -27,7 +26,7 @@ from tests.fakes import tool_call
 
 from . import passages as world
 from .oracle import load_records
-from .passages import answer_text, calls, human, rounds, scripted, subject_of
+from .passages import answer_text, calls, human, record_tools, rounds, scripted, subject_of
 from .test_factory_route import OPTIONS, oracle_answer
 
 
@@ -67,19 +66,7 @@ def _policy(messages: list[Any]) -> AIMessage:
 def structured_agent(data: Any) -> Any:
     """Tools over a dict of id -> record, the answer in ``structured_response``."""
 
-    @tool
-    def find_person(name: str) -> dict[str, Any]:
-        """Find a person's record by name."""
-        for eid, record in data.items():
-            if record.get("name") == name:
-                return {"person_id": eid, **{k: v for k, v in record.items() if k != "id"}}
-        return {}
-
-    @tool
-    def get_record(record_id: str) -> dict[str, Any]:
-        """Read a record by its id."""
-        record = data.get(record_id)
-        return {k: v for k, v in record.items() if k != "id"} if record else {}
+    find_person, get_record = record_tools(data)
 
     return create_agent(scripted(_policy, "scripted-structured-records"), [find_person, get_record],
                         response_format=ToolStrategy(Finding), name="structured-records")

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .search import EntityIndex
 
-__all__ = ["KnowledgeGraph", "mapping_of"]
+__all__ = ["KnowledgeGraph"]
 
 
 class KnowledgeGraph:
