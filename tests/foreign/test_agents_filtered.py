@@ -193,9 +193,9 @@ def test_plain_python_agent_without_a_model_or_graph() -> None:
 # ---------------------------------------------------------------- subgraph, parallel calls
 
 
-def subgraph_agent(spy: Spy) -> Any:
+def subgraph_agent(spy: Spy, data: Any = None) -> Any:
     """A ``create_agent`` research subgraph inside an outer graph; the model calls two tools at once."""
-    research = create_agent(make_model(spy, parallel=True), dict_tools(with_awards=True), name="research")
+    research = create_agent(make_model(spy, parallel=True), dict_tools(with_awards=True, data=data), name="research")
     outer = StateGraph(MessagesState)
     outer.add_node("research", research)
     outer.add_edge(START, "research")

@@ -63,96 +63,123 @@ REMOVED: ContextVar[tuple[frozenset[str], frozenset[str]]] = ContextVar("world_r
 WITHHELD: ContextVar[frozenset[str]] = ContextVar("world_withheld", default=frozenset())
 
 
-def _present(entity: dict[str, Any]) -> dict[str, Any] | None:
-    hidden, masked = REMOVED.get()
-    if entity["id"] in hidden:
-        return None
-    if entity["id"] in masked:
-        return {**entity, "name": f"[masked entity] {entity['id']}"}
-    return entity
+def award(i: int) -> dict[str, Any]:
+    return {"id": f"a{i}", "name": f"Award {i}", "type": "award"}
 
 
-def _edge_present(source: str, target: str) -> bool:
-    hidden = REMOVED.get()[0]
-    return source not in hidden and target not in hidden
+#: the keys of a film's record that hold ids of other records (its edges)
+LINKS = ("directed_by", "produced_by", "awards")
+Records = dict[str, dict[str, Any]]
 
 
-# ---------------------------------------------------------------- tool bodies (plain Python)
+def film_records(hidden: frozenset[str] = frozenset(), masked: frozenset[str] = frozenset()) -> Records:
+    """The film world as a ``dict`` of id -> record (the data a factory-route agent is built from), with
+    ``hidden`` really deleted (their records and every reference to them) and ``masked`` renamed to the
+    placeholder: the oracle's data, written by hand, never through graphtrail's ``ablated``."""
+    out: Records = {}
+    for i in range(1, N_FILMS + 1):
+        out[f"m{i}"] = {**film(i), "directed_by": [f"d{i}"], "produced_by": [f"c{i}"], "awards": [f"a{i}"]}
+        out[f"d{i}"], out[f"c{i}"], out[f"a{i}"] = director(i), producer(i), award(i)
+    for eid in list(out):
+        if eid in hidden:
+            del out[eid]
+            continue
+        record = out[eid]
+        for key in LINKS:
+            if key in record:
+                record[key] = [x for x in record[key] if x not in hidden]
+        if eid in masked:
+            record["name"] = f"[masked entity] {eid}"
+    return out
 
 
-def search_rows(query: str) -> list[dict[str, Any]]:
+def _data(data: Any = None) -> Any:
+    """``data``, or (the filter route's tools) the world as the oracle's ``REMOVED`` leaves it."""
+    return film_records(*REMOVED.get()) if data is None else data
+
+
+def _shown(record: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: record[k] for k in ("id", "name", "type", *keys) if k in record}
+
+
+# ---------------------------------------------------------------- tool bodies (plain Python, over a dict of records)
+
+
+def search_rows(query: str, data: Any = None) -> list[dict[str, Any]]:
     i = _film_index(query)
-    rows = [_present(film(i))] if i is not None and 1 <= i <= N_FILMS else []
-    return [r for r in rows if r is not None]
+    record = _data(data).get(f"m{i}") if i is not None else None
+    return [_shown(record)] if record is not None else []
 
 
-def crew_of(film_id: str) -> dict[str, Any]:
+def crew_of(film_id: str, data: Any = None) -> dict[str, Any]:
+    data = _data(data)
     i = _film_id_index(film_id)
-    if i is None or not 1 <= i <= N_FILMS or f"m{i}" in REMOVED.get()[0]:
+    record = data.get(f"m{i}") if i is not None else None
+    if record is None:
         return {"entities": [], "edges": []}
+    people = [(p, "directed") for p in record.get("directed_by", [])] + [(p, "produced") for p in record.get("produced_by", [])]
     return {
-        "entities": [e for e in (_present(director(i)), _present(producer(i))) if e is not None],
-        "edges": [
-            {"source": s, "relation": r, "target": t}
-            for s, r, t in ((f"d{i}", "directed", f"m{i}"), (f"c{i}", "produced", f"m{i}"))
-            if _edge_present(s, t)
-        ],
+        "entities": [_shown(data[p], "role") for p, _ in people if p in data],
+        "edges": [{"source": p, "relation": r, "target": f"m{i}"} for p, r in people if p in data],
     }
 
 
-def awards_of(film_id: str) -> list[dict[str, Any]]:
+def awards_of(film_id: str, data: Any = None) -> list[dict[str, Any]]:
+    data = _data(data)
     i = _film_id_index(film_id)
-    if i is None or f"m{i}" in REMOVED.get()[0]:
+    record = data.get(f"m{i}") if i is not None else None
+    if record is None:
         return []
-    award = _present({"id": f"a{i}", "name": f"Award {i}", "type": "award"})
-    return [award] if award is not None else []
+    return [_shown(data[a]) for a in record.get("awards", []) if a in data]
 
 
 # ---------------------------------------------------------------- tools as LangChain tools
 
 
-def string_tools() -> list[Any]:
-    """Tools returning JSON text (the common ``return json.dumps(rows)`` style)."""
+def string_tools(data: Any = None) -> list[Any]:
+    """Tools returning JSON text (the common ``return json.dumps(rows)`` style); over ``data`` if given (a dict of
+    id -> record, :func:`film_records`), else over the world the oracle's ``REMOVED`` leaves."""
 
     @tool
     def search(query: str) -> str:
         """Find films by title."""
-        return json.dumps(search_rows(query))
+        return json.dumps(search_rows(query, data))
 
     @tool
     def crew(film_id: str) -> str:
         """The people who made a film, with the edges linking them to it."""
-        return json.dumps(crew_of(film_id))
+        return json.dumps(crew_of(film_id, data))
 
     return [search, crew]
 
 
-def dict_tools(*, with_awards: bool = False, with_submit: bool = False, use_async: bool = False) -> list[Any]:
-    """Tools returning dicts/lists (LangChain serialises them for the model)."""
+def dict_tools(*, with_awards: bool = False, with_submit: bool = False, use_async: bool = False,
+               data: Any = None) -> list[Any]:
+    """Tools returning dicts/lists (LangChain serialises them for the model); ``data``: as for :func:`string_tools`."""
     tools: list[Any] = []
     if use_async:
 
         @tool
         async def search(query: str) -> list[dict[str, Any]]:
             """Find films by title."""
-            return search_rows(query)
+            return search_rows(query, data)
 
         @tool
         async def crew(film_id: str) -> dict[str, Any]:
             """The people who made a film, with the edges linking them to it."""
-            return crew_of(film_id)
+            return crew_of(film_id, data)
 
     else:
 
         @tool
         def search(query: str) -> list[dict[str, Any]]:
             """Find films by title."""
-            return search_rows(query)
+            return search_rows(query, data)
 
         @tool
         def crew(film_id: str) -> dict[str, Any]:
             """The people who made a film, with the edges linking them to it."""
-            return crew_of(film_id)
+            return crew_of(film_id, data)
 
     tools += [search, crew]
     if with_awards:
@@ -160,7 +187,7 @@ def dict_tools(*, with_awards: bool = False, with_submit: bool = False, use_asyn
         @tool
         def awards(film_id: str) -> list[dict[str, Any]]:
             """Awards a film won."""
-            return awards_of(film_id)
+            return awards_of(film_id, data)
 
         tools.append(awards)
     if with_submit:
