@@ -27,47 +27,49 @@ from tests.fakes import ScriptedChatModel, tool_call
 from .world import N_FILMS, crew_of, director, film, producer, search_rows
 
 
-@tool
-def find_film(query: str) -> str:
-    """Find a film by title."""
-    return json.dumps(search_rows(query))
+def table_tools(data: Any = None) -> dict[str, Any]:
+    """The table styles' tools by name, over ``data`` (a dict of id -> record, world.film_records) if given,
+    else over the world the oracle's ``REMOVED`` leaves."""
 
+    @tool
+    def find_film(query: str) -> str:
+        """Find a film by title."""
+        return json.dumps(search_rows(query, data))
 
-@tool
-def crew_table(film_id: str) -> str:
-    """The people who made a film, as a Markdown table."""
-    people = crew_of(film_id)["entities"]
-    if not people:
-        return "No crew found."
-    lines = ["| id | name | role |", "|---|---|---|", *(f"| {p['id']} | {p['name']} | {p['role']} |" for p in people)]
-    return f"Crew of {film_id}:\n" + "\n".join(lines)
+    @tool
+    def crew_table(film_id: str) -> str:
+        """The people who made a film, as a Markdown table."""
+        people = crew_of(film_id, data)["entities"]
+        if not people:
+            return "No crew found."
+        lines = ["| id | name | role |", "|---|---|---|", *(f"| {p['id']} | {p['name']} | {p['role']} |" for p in people)]
+        return f"Crew of {film_id}:\n" + "\n".join(lines)
 
+    @tool
+    def crew_frame(film_id: str) -> str:
+        """The people who made a film, as a pandas table."""
+        people = crew_of(film_id, data)["entities"]
+        if not people:
+            return "No crew found."
+        return pd.DataFrame(people)[["name", "role"]].to_string(index=False)
 
-@tool
-def crew_frame(film_id: str) -> str:
-    """The people who made a film, as a pandas table."""
-    people = crew_of(film_id)["entities"]
-    if not people:
-        return "No crew found."
-    return pd.DataFrame(people)[["name", "role"]].to_string(index=False)
+    @tool
+    def film_trivia(film_id: str) -> str:
+        """Trivia about a film, in prose."""
+        return f"Critics praised the score by Lena Ostrova and the sets by Marek Havel in {film_id}."
 
+    @tool
+    def film_table(query: str) -> str:
+        """Films matching a title, one Markdown row per film with its director."""
+        rows = []
+        for row in search_rows(query, data):
+            people = [p for p in crew_of(row["id"], data)["entities"] if p["role"] == "director"]
+            rows.append(f"| {row['id']} | {row['name']} | {people[0]['name'] if people else ''} |")
+        if not rows:
+            return "No film found."
+        return "\n".join(["| id | title | director |", "|---|---|---|", *rows])
 
-@tool
-def film_trivia(film_id: str) -> str:
-    """Trivia about a film, in prose."""
-    return f"Critics praised the score by Lena Ostrova and the sets by Marek Havel in {film_id}."
-
-
-@tool
-def film_table(query: str) -> str:
-    """Films matching a title, one Markdown row per film with its director."""
-    rows = []
-    for row in search_rows(query):
-        people = [p for p in crew_of(row["id"])["entities"] if p["role"] == "director"]
-        rows.append(f"| {row['id']} | {row['name']} | {people[0]['name'] if people else ''} |")
-    if not rows:
-        return "No film found."
-    return "\n".join(["| id | title | director |", "|---|---|---|", *rows])
+    return {t.name: t for t in (find_film, crew_table, crew_frame, film_trivia, film_table)}
 
 
 def _row_policy(messages: list[BaseMessage]) -> AIMessage:
@@ -82,9 +84,9 @@ def _row_policy(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content=f"{title} was directed by {who}." if who else f"I don't know who directed {title}.")
 
 
-def film_row_agent() -> Any:
+def film_row_agent(data: Any = None) -> Any:
     """One row holds two entities (a film and its director): hiding one cannot be cut out of the row."""
-    return create_agent(ScriptedChatModel(policy=_row_policy), [film_table], name="film-rows")
+    return create_agent(ScriptedChatModel(policy=_row_policy), [table_tools(data)["film_table"]], name="film-rows")
 
 
 def _director_from_table(text: str) -> str | None:
@@ -123,17 +125,21 @@ def _policy(crew_tool: str, *, trivia: bool = False) -> Any:
     return policy
 
 
-def markdown_agent() -> Any:
-    return create_agent(ScriptedChatModel(policy=_policy("crew_table")), [find_film, crew_table], name="markdown-films")
+def _agent(policy: Any, name: str, tools: list[str], data: Any) -> Any:
+    made = table_tools(data)
+    return create_agent(ScriptedChatModel(policy=policy), [made[t] for t in tools], name=name)
 
 
-def frame_agent() -> Any:
-    return create_agent(ScriptedChatModel(policy=_policy("crew_frame")), [find_film, crew_frame], name="frame-films")
+def markdown_agent(data: Any = None) -> Any:
+    return _agent(_policy("crew_table"), "markdown-films", ["find_film", "crew_table"], data)
 
 
-def trivia_agent() -> Any:
-    return create_agent(ScriptedChatModel(policy=_policy("crew_table", trivia=True)), [find_film, crew_table, film_trivia],
-                        name="trivia-films")
+def frame_agent(data: Any = None) -> Any:
+    return _agent(_policy("crew_frame"), "frame-films", ["find_film", "crew_frame"], data)
+
+
+def trivia_agent(data: Any = None) -> Any:
+    return _agent(_policy("crew_table", trivia=True), "trivia-films", ["find_film", "crew_table", "film_trivia"], data)
 
 
 def film_kg() -> KnowledgeGraph:
