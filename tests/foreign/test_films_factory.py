@@ -25,6 +25,7 @@ from .oracle import load_records
 from .tables import film_row_agent, frame_agent, markdown_agent, trivia_agent
 from .test_agents_filtered import BasicToolNode, subgraph_agent, tutorial_agent
 from .test_factory_route import OPTIONS, oracle_answer
+from .test_sentence_agent import QUESTIONS, build_agent, movie_records
 from .world import Spy, dict_tools, film_records, make_model, questions, string_tools
 
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
@@ -66,10 +67,10 @@ STYLES = {"create_react_agent": react, "create_agent+submit": submit, "tutorial_
           "prebuilt_tool_node": prebuilt_node, "subgraph": subgraph}
 
 
-def check_factory_route(make_agent: Any, qs: list[dict[str, Any]], out: Path, **options: Any) -> set[str]:
-    """Evaluate through the factory route; every run is exact and equals the oracle, every condition is valid.
-    Returns the conditions that ran."""
-    report = evaluate(make_agent, qs, graph=film_records(), out_dir=out, **{**OPTIONS, **options})
+def check_factory_route(make_agent: Any, qs: list[dict[str, Any]], out: Path, data: Any = film_records) -> set[str]:
+    """Evaluate through the factory route over ``data()``; every run is exact and equals the oracle (``make_agent``
+    on ``data(hidden, masked)``), every condition is valid. Returns the conditions that ran."""
+    report = evaluate(make_agent, qs, graph=data(), out_dir=out, **OPTIONS)
     records = load_records(out)
     baselines = {r.key.question_id: r for r in records if r.key.condition == "baseline"}
     assert report.condition("baseline").accuracy == 1.0, [r.answer for r in baselines.values()]
@@ -79,8 +80,8 @@ def check_factory_route(make_agent: Any, qs: list[dict[str, Any]], out: Path, **
             continue
         assert record.route == "factory" and record.method == "exact", record
         hidden, masked = frozenset(record.hidden), frozenset(record.masked)
-        assert hidden | masked | set(record.text_blocked) <= set(film_records()), record
-        truth = oracle_answer(make_agent, film_records(hidden, masked), record.question)
+        assert hidden | masked | set(record.text_blocked) <= set(data()), record
+        truth = oracle_answer(make_agent, data(hidden, masked), record.question)
         checked += 1
         if truth != record.answer:
             wrong.append((record.key.condition, record.key.variant, sorted(hidden), sorted(masked), record.answer, truth))
@@ -107,3 +108,10 @@ TABLES = {"markdown_table": markdown_agent, "dataframe_to_string": frame_agent, 
 @pytest.mark.parametrize("style", list(TABLES))
 def test_table_agents_through_the_factory_route_equal_the_oracle(style: str, tmp_path: Path) -> None:
     assert check_factory_route(TABLES[style], questions(2), tmp_path) == set(OPTIONS["conditions"])
+
+
+# ---------------------------------------------------------------- test_sentence_agent.py's agent: sentences, cited by name
+
+
+def test_sentence_agent_through_the_factory_route_equals_the_oracle(tmp_path: Path) -> None:
+    assert check_factory_route(build_agent, QUESTIONS, tmp_path, movie_records) == set(OPTIONS["conditions"])

@@ -42,27 +42,50 @@ QUESTIONS = [
 ]
 
 
-def _name(eid: str, name: str) -> str:
-    return f"[masked entity] {eid}" if eid in REMOVED.get()[1] else name  # the oracle's masked data
+def movie_records(hidden: frozenset[str] = frozenset(), masked: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """The movies as a ``dict`` of id -> record (a movie lists its people by relation), ``hidden`` deleted with
+    every reference to them and ``masked`` renamed: the oracle's data, written by hand."""
+    out: dict[str, dict[str, Any]] = {mid: {"id": mid, "name": name, "type": "Movie"} for mid, name in MOVIES.items()}
+    out.update({pid: {"id": pid, "name": name, "type": "Person"} for pid, name in PEOPLE.items()})
+    for source, relation, target in EDGES:
+        out[target].setdefault(relation, []).append(source)
+    for eid in list(out):
+        if eid in hidden:
+            del out[eid]
+            continue
+        for relation in ("DIRECTED", "ACTED_IN"):
+            if relation in out[eid]:
+                out[eid][relation] = [x for x in out[eid][relation] if x not in hidden]
+        if eid in masked:
+            out[eid]["name"] = f"[masked entity] {eid}"
+    return out
 
 
-@tool
-def search_movies(title: str) -> str:
-    """Find movies whose title contains the given text."""
-    hidden = REMOVED.get()[0]  # empty unless the oracle deleted entities from the data
-    return json.dumps([{"id": mid, "name": _name(mid, name), "type": "Movie"} for mid, name in MOVIES.items()
-                       if title.lower() in name.lower() and mid not in hidden])
+def movie_tools(data: Any = None) -> list[Any]:
+    """The agent's tools over ``data`` (:func:`movie_records`), else over the movies the oracle's ``REMOVED`` leaves."""
 
+    def records() -> Any:
+        return movie_records(*REMOVED.get()) if data is None else data
 
-@tool
-def movie_people(movie_id: str) -> str:
-    """People linked to a movie, with how they are linked."""
-    hidden = REMOVED.get()[0]
-    if movie_id in hidden:
-        return json.dumps({"movie": movie_id, "people": [], "edges": []})
-    edges = [{"source": s, "relation": r, "target": t} for s, r, t in EDGES if t == movie_id and s not in hidden]
-    people = [{"id": e["source"], "name": _name(e["source"], PEOPLE[e["source"]]), "type": "Person"} for e in edges]
-    return json.dumps({"movie": movie_id, "people": people, "edges": edges})
+    @tool
+    def search_movies(title: str) -> str:
+        """Find movies whose title contains the given text."""
+        return json.dumps([{"id": r["id"], "name": r["name"], "type": "Movie"} for r in records().values()
+                           if r.get("type") == "Movie" and title.lower() in r["name"].lower()])
+
+    @tool
+    def movie_people(movie_id: str) -> str:
+        """People linked to a movie, with how they are linked."""
+        found = records()
+        movie = found.get(movie_id)
+        if movie is None:
+            return json.dumps({"movie": movie_id, "people": [], "edges": []})
+        edges = [{"source": s, "relation": r, "target": movie_id} for r in ("DIRECTED", "ACTED_IN")
+                 for s in movie.get(r, []) if s in found]
+        people = [{"id": e["source"], "name": found[e["source"]]["name"], "type": "Person"} for e in edges]
+        return json.dumps({"movie": movie_id, "people": people, "edges": edges})
+
+    return [search_movies, movie_people]
 
 
 def _last_tool_json(messages: list[BaseMessage], name: str) -> Any:
@@ -94,10 +117,10 @@ def policy(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content=f"{found[0]['name']} was directed by {director}.")
 
 
-def build_agent() -> Any:
+def build_agent(data: Any = None) -> Any:
     from langgraph.prebuilt import create_react_agent  # as in the LangGraph quickstart
 
-    return create_react_agent(ScriptedChatModel(policy=policy), [search_movies, movie_people])
+    return create_react_agent(ScriptedChatModel(policy=policy), movie_tools(data))
 
 
 CONDITIONS = ["cited_removal", "random_removal", "uncited_removal", "leave_one_out"]
