@@ -11,19 +11,22 @@ again. Every condition must be valid, exact, and equal the oracle run for run.
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langgraph.graph import START, MessagesState, StateGraph
+from langchain_core.messages import ToolMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 
 from graphtrail.evaluators import evaluate
 
 from .oracle import load_records
 from .tables import film_row_agent, frame_agent, markdown_agent, trivia_agent
-from .test_agents_filtered import BasicToolNode, subgraph_agent, tutorial_agent
+from .test_agents_filtered import BasicToolNode, bare_thread_node, helper_node, subgraph_agent, tutorial_agent
 from .test_factory_route import OPTIONS, oracle_answer
 from .test_sentence_agent import QUESTIONS, build_agent, movie_records
 from .world import Spy, dict_tools, film_records, make_model, questions, string_tools
@@ -31,7 +34,8 @@ from .world import Spy, dict_tools, film_records, make_model, questions, string_
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 
 
-# ---------------------------------------------------------------- test_oracle.py's five builds, over the data given
+# ---------------------------------------------------------------- test_oracle.py's five builds and test_agents_filtered.py's
+# styles, over the data given
 
 
 def react(data: Any) -> Any:
@@ -63,13 +67,89 @@ def subgraph(data: Any) -> Any:
     return subgraph_agent(Spy(), data)
 
 
+def plain_helper(data: Any) -> Any:
+    tools = dict_tools(data=data)
+    return tutorial_agent(make_model(Spy()), helper_node(tools, lambda tool, args: tool.invoke(args)), tools)
+
+
+def legacy_run(data: Any) -> Any:
+    """``tool.run(args)``: untraced, so the filter route refuses it; the factory route needs no trace to ablate."""
+    tools = dict_tools(data=data)
+    return tutorial_agent(make_model(Spy()), helper_node(tools, lambda tool, args: tool.run(args)), tools)
+
+
+def bare_thread(data: Any) -> Any:
+    """Tool calls in a bare thread: the filter's context does not follow, the data handed to the agent does."""
+    tools = dict_tools(data=data)
+    return tutorial_agent(make_model(Spy()), bare_thread_node(tools), tools)
+
+
+def async_gather(data: Any) -> Any:
+    tools = dict_tools(with_awards=True, data=data)
+    by_name = {t.name: t for t in tools}
+
+    async def node(state: Any) -> dict[str, Any]:
+        message = state["messages"][-1]
+        results = await asyncio.gather(*(by_name[c["name"]].ainvoke(c["args"]) for c in message.tool_calls))
+        return {"messages": [ToolMessage(content=json.dumps(r), name=c["name"], tool_call_id=c["id"])
+                             for c, r in zip(message.tool_calls, results)]}
+
+    return tutorial_agent(make_model(Spy(), parallel=True), node, tools)
+
+
+def delegating_node(data: Any) -> Any:
+    research = create_agent(make_model(Spy()), dict_tools(data=data), name="research")
+
+    def delegate(state: MessagesState) -> dict[str, Any]:
+        result = research.invoke({"messages": state["messages"]})
+        return {"messages": result["messages"][len(state["messages"]):]}
+
+    outer = StateGraph(MessagesState)
+    outer.add_node("delegate", delegate)
+    outer.add_edge(START, "delegate")
+    outer.add_edge("delegate", END)
+    return outer.compile()
+
+
+def async_astream(data: Any) -> Any:
+    agent = create_agent(make_model(Spy()), dict_tools(use_async=True, data=data), name="films-async")
+
+    async def ask(question: str) -> Any:
+        final = None
+        async for chunk in agent.astream({"messages": [("user", question)]}, stream_mode="values"):
+            final = chunk
+        return final
+
+    return ask
+
+
+def plain_python(data: Any) -> Any:
+    """A function that calls the tools itself: no model, no graph."""
+    search, crew = dict_tools(data=data)
+
+    def answer(question: str) -> str:
+        films = search.invoke({"query": question})
+        if not films:
+            return "I don't know."
+        people = crew.invoke({"film_id": films[0]["id"]})["entities"]
+        directors = [p for p in people if p["role"] == "director"]
+        if not directors:
+            return f"I don't know. [E:{films[0]['id']}]"
+        return f"{directors[0]['name']} [E:{directors[0]['id']}] [E:{films[0]['id']}]"
+
+    return answer
+
+
 STYLES = {"create_react_agent": react, "create_agent+submit": submit, "tutorial_node": tutorial,
-          "prebuilt_tool_node": prebuilt_node, "subgraph": subgraph}
+          "prebuilt_tool_node": prebuilt_node, "subgraph": subgraph, "plain_python_helper": plain_helper,
+          "bare_thread": bare_thread, "async_gather": async_gather,
+          "subgraph_in_a_node": delegating_node, "async_astream": async_astream, "plain_python": plain_python}
 
 
-def check_factory_route(make_agent: Any, qs: list[dict[str, Any]], out: Path, data: Any = film_records) -> set[str]:
+def check_factory_route(make_agent: Any, qs: list[dict[str, Any]], out: Path, data: Any = film_records,
+                        valid: bool = True) -> tuple[Any, set[str]]:
     """Evaluate through the factory route over ``data()``; every run is exact and equals the oracle (``make_agent``
-    on ``data(hidden, masked)``), every condition is valid. Returns the conditions that ran."""
+    on ``data(hidden, masked)``), every condition is valid (``valid=False``: none is). Returns the report and the conditions that ran."""
     report = evaluate(make_agent, qs, graph=data(), out_dir=out, **OPTIONS)
     records = load_records(out)
     baselines = {r.key.question_id: r for r in records if r.key.condition == "baseline"}
@@ -89,14 +169,26 @@ def check_factory_route(make_agent: Any, qs: list[dict[str, Any]], out: Path, da
     ran = {r.key.condition for r in records} - {"baseline"}
     for condition in ran:
         row = report.condition(condition)
-        assert row.valid and row.method == "exact", (condition, row.invalid_reason)
+        assert row.method == "exact" and row.route == "factory", (condition, row.method, row.route)
+        assert row.valid is valid, (condition, row.invalid_reason)
     assert {r.answer for r in records} - {r.answer for r in baselines.values()}, "no condition changed an answer"
-    return ran
+    return report, ran
 
 
 @pytest.mark.parametrize("style", list(STYLES))
 def test_film_agents_through_the_factory_route_equal_the_oracle(style: str, tmp_path: Path) -> None:
-    assert check_factory_route(STYLES[style], questions(2), tmp_path) == set(OPTIONS["conditions"])
+    assert check_factory_route(STYLES[style], questions(2), tmp_path)[1] == set(OPTIONS["conditions"])
+
+
+def test_untraced_tool_calls_equal_the_oracle_but_are_refused(tmp_path: Path) -> None:
+    """``tool.run(args)`` runs outside the trace: the agent is rebuilt on the ablated data, so every answer still
+    equals the oracle, but graphtrail never saw what the agent visited (uncited removal would hide nothing),
+    so it refuses every condition rather than report one."""
+    from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED
+
+    report, ran = check_factory_route(legacy_run, questions(2), tmp_path, valid=False)
+    assert ran >= {"cited_removal", "uncited_removal"}, ran
+    assert {r.invalid_reason for r in report.conditions if r.condition != "baseline" and r.n_runs} == {NOTHING_REVEALED}
 
 
 # ---------------------------------------------------------------- test_tables.py's table agents, over the data given
@@ -107,11 +199,11 @@ TABLES = {"markdown_table": markdown_agent, "dataframe_to_string": frame_agent, 
 
 @pytest.mark.parametrize("style", list(TABLES))
 def test_table_agents_through_the_factory_route_equal_the_oracle(style: str, tmp_path: Path) -> None:
-    assert check_factory_route(TABLES[style], questions(2), tmp_path) == set(OPTIONS["conditions"])
+    assert check_factory_route(TABLES[style], questions(2), tmp_path)[1] == set(OPTIONS["conditions"])
 
 
 # ---------------------------------------------------------------- test_sentence_agent.py's agent: sentences, cited by name
 
 
 def test_sentence_agent_through_the_factory_route_equals_the_oracle(tmp_path: Path) -> None:
-    assert check_factory_route(build_agent, QUESTIONS, tmp_path, movie_records) == set(OPTIONS["conditions"])
+    assert check_factory_route(build_agent, QUESTIONS, tmp_path, movie_records)[1] == set(OPTIONS["conditions"])
