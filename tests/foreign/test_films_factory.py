@@ -18,18 +18,22 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRequest, dynamic_prompt, wrap_tool_call
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 
 from graphtrail.evaluators import evaluate
+from tests.fakes import ScriptedChatModel
 
 from .oracle import load_records
 from .tables import film_row_agent, frame_agent, markdown_agent, trivia_agent
 from .test_agents_filtered import BasicToolNode, bare_thread_node, helper_node, subgraph_agent, tutorial_agent
 from .test_factory_route import OPTIONS, oracle_answer
+from .test_oracle import _name_policy, _prose_policy
 from .test_sentence_agent import QUESTIONS, build_agent, movie_records
-from .world import Spy, dict_tools, film_records, make_model, questions, string_tools
+from .world import Spy, crew_of, dict_tools, film_records, make_model, questions, search_rows, string_tools
 
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 
@@ -180,13 +184,15 @@ def test_film_agents_through_the_factory_route_equal_the_oracle(style: str, tmp_
     assert check_factory_route(STYLES[style], questions(2), tmp_path)[1] == set(OPTIONS["conditions"])
 
 
-def test_untraced_tool_calls_equal_the_oracle_but_are_refused(tmp_path: Path) -> None:
-    """``tool.run(args)`` runs outside the trace: the agent is rebuilt on the ablated data, so every answer still
-    equals the oracle, but graphtrail never saw what the agent visited (uncited removal would hide nothing),
-    so it refuses every condition rather than report one."""
+@pytest.mark.parametrize("style", ["legacy_tool_run", "run_in_executor"])
+def test_untraced_tool_calls_equal_the_oracle_but_are_refused(style: str, tmp_path: Path) -> None:
+    """``tool.run(args)``, or ``tool.invoke`` in ``loop.run_in_executor``, runs outside the trace: the agent is
+    rebuilt on the ablated data, so every answer still equals the oracle, but graphtrail never saw what the agent
+    visited (uncited removal would hide nothing), so it refuses every condition rather than report one."""
     from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED
 
-    report, ran = check_factory_route(legacy_run, questions(2), tmp_path, valid=False)
+    make_agent = {"legacy_tool_run": legacy_run, "run_in_executor": executor}[style]
+    report, ran = check_factory_route(make_agent, questions(2), tmp_path, valid=False)
     assert ran >= {"cited_removal", "uncited_removal"}, ran
     assert {r.invalid_reason for r in report.conditions if r.condition != "baseline" and r.n_runs} == {NOTHING_REVEALED}
 
@@ -207,3 +213,125 @@ def test_table_agents_through_the_factory_route_equal_the_oracle(style: str, tmp
 
 def test_sentence_agent_through_the_factory_route_equals_the_oracle(tmp_path: Path) -> None:
     assert check_factory_route(build_agent, QUESTIONS, tmp_path, movie_records)[1] == set(OPTIONS["conditions"])
+
+
+# ---------------------------------------------------------------- test_oracle.py's other styles, over the data given
+
+
+def caching(data: Any) -> Any:
+    """The docs' caching @wrap_tool_call middleware: its cache lives in the agent, so a rebuilt agent starts empty."""
+    cache: dict[str, ToolMessage] = {}
+
+    @wrap_tool_call
+    async def cache_tool_results(request: Any, handler: Any) -> Any:
+        key = request.tool_call["name"] + json.dumps(request.tool_call["args"], sort_keys=True)
+        if key in cache:
+            hit = cache[key]
+            return ToolMessage(content=hit.content, name=hit.name, tool_call_id=request.tool_call["id"])
+        result = await handler(request)
+        cache[key] = result
+        return result
+
+    return create_agent(make_model(Spy()), dict_tools(data=data), middleware=[cache_tool_results], name="cached-films")
+
+
+def prompting(data: Any) -> Any:
+    """A @dynamic_prompt writing what the data knows about the asked film into the system prompt."""
+
+    @dynamic_prompt
+    def graph_facts(request: ModelRequest) -> str:
+        question = str(request.state["messages"][0].content)
+        facts = []
+        for row in search_rows(question, data):
+            crew = crew_of(row["id"], data)
+            facts += [f"{p['name']} ({p['id']}) is the {p['role']} of {row['name']} ({row['id']})." for p in crew["entities"]]
+        return "You answer questions about films. Known facts: " + " ".join(facts)
+
+    return create_agent(make_model(Spy()), dict_tools(data=data), middleware=[graph_facts], name="prompted-films")
+
+
+def prose_artifact(data: Any) -> Any:
+    """One line of prose for the model, the crew's data as the artifact."""
+
+    @tool(response_format="content_and_artifact")
+    def film_crew(film_id: str) -> tuple[str, dict[str, Any]]:
+        """The people who made a film, as one line of text."""
+        found = crew_of(film_id, data)
+        if not found["entities"]:
+            return "No crew found.", found
+        title = next((r["name"] for r in search_rows(f"Film {film_id[1:]}", data)), film_id)
+        return f"{title} crew: " + "; ".join(f"{p['name']} ({p['role']})" for p in found["entities"]) + ".", found
+
+    @tool
+    def find_film(query: str) -> str:
+        """Find a film by title."""
+        return json.dumps(search_rows(query, data))
+
+    return create_agent(ScriptedChatModel(policy=_prose_policy), [find_film, film_crew], name="prose-films")
+
+
+def sync_middleware(data: Any) -> Any:
+    @wrap_tool_call
+    def log_tool_calls(request: Any, handler: Any) -> Any:
+        return handler(request)
+
+    return create_agent(make_model(Spy()), dict_tools(data=data), middleware=[log_tool_calls], name="sync-films")
+
+
+def name_keyed(data: Any) -> Any:
+    """Looks a film up by its exact title; rows carry names, no ids (record.data()-style nesting)."""
+
+    @tool
+    def film_by_title(title: str) -> str:
+        """Look a film up by its exact title."""
+        found = next((r for r in data.values() if r.get("type") == "film" and r["name"] == title), None)
+        if found is None:
+            return f"No film named {title}."
+        relations = [["DIRECTED_BY", {"name": data[p]["name"]}] for p in found.get("directed_by", []) if p in data]
+        return json.dumps([{"title": title, "relations": relations}])
+
+    return create_agent(ScriptedChatModel(policy=_name_policy), [film_by_title], name="named-films")
+
+
+def executor(data: Any) -> Any:
+    """Sync tools run with loop.run_in_executor: no context follows, the data handed to the agent does."""
+    tools = dict_tools(data=data)
+    by_name = {t.name: t for t in tools}
+
+    async def node(state: Any) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        message = state["messages"][-1]
+        results = [await loop.run_in_executor(None, by_name[c["name"]].invoke, c["args"]) for c in message.tool_calls]
+        return {"messages": [ToolMessage(content=json.dumps(r), name=c["name"], tool_call_id=c["id"])
+                             for c, r in zip(message.tool_calls, results)]}
+
+    return tutorial_agent(make_model(Spy()), node, tools)
+
+
+def document_artifact(data: Any) -> Any:
+    """JSON content for the model, list[Document] beside it (a retriever's way)."""
+    from langchain_core.documents import Document
+
+    @tool
+    def search(query: str) -> str:
+        """Find films by title."""
+        return json.dumps(search_rows(query, data))
+
+    @tool(response_format="content_and_artifact")
+    def crew(film_id: str) -> tuple[str, list[Any]]:
+        """The people who made a film, with the edges linking them to it."""
+        found = crew_of(film_id, data)
+        docs = [Document(page_content=f"{p['name']} worked on {film_id}", metadata={"id": p["id"], "person": p["name"]})
+                for p in found["entities"]]
+        return json.dumps(found), docs
+
+    return create_agent(make_model(Spy()), [search, crew], name="document-films")
+
+
+OTHER_STYLES = {"caching_middleware": caching, "dynamic_prompt": prompting, "prose_and_artifact": prose_artifact,
+                "sync_middleware": sync_middleware, "name_keyed_tool": name_keyed, "document_artifact": document_artifact}
+
+
+@pytest.mark.parametrize("style", list(OTHER_STYLES))
+def test_other_film_styles_through_the_factory_route_equal_the_oracle(style: str, tmp_path: Path) -> None:
+    assert check_factory_route(OTHER_STYLES[style], questions(2), tmp_path)[1] == set(OPTIONS["conditions"])
