@@ -54,31 +54,50 @@ def people_kg() -> KnowledgeGraph:
 # ---------------------------------------------------------------- the data, really ablated when the oracle says so
 
 
-def person(pid: str) -> dict[str, Any] | None:
+def people_records(hidden: frozenset[str] = frozenset(), masked: frozenset[str] = frozenset(),
+                   blocked: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """The people as a ``dict`` of id -> record (the data a factory-route agent is built from), ``hidden`` deleted
+    with every reference to them, ``masked`` renamed and without text, ``blocked`` without text: written by hand."""
+    out: dict[str, dict[str, Any]] = {}
+    for pid in ORDER:
+        if pid in hidden:
+            continue
+        name, description = PEOPLE[pid]
+        linked = [b for a, b in EDGES if a == pid] + [a for a, b in EDGES if b == pid]
+        record = {"id": pid, "name": name, "type": "person", "description": description,
+                  "colleagues": [c for c in ORDER if c in linked and c not in hidden]}
+        if pid in masked:
+            record["name"] = f"[masked entity] {pid}"
+        if pid in masked or pid in blocked:
+            del record["description"]
+        out[pid] = record
+    return out
+
+
+def _data(data: Any) -> Any:
+    """``data``, or (the filter route's tools) the people as the oracle's ``REMOVED`` and ``WITHHELD`` leave them."""
+    return people_records(*REMOVED.get(), WITHHELD.get()) if data is None else data
+
+
+def person(pid: str, data: Any = None) -> dict[str, Any] | None:
     """``{"id", "name", "description"}`` as the data holds it now (``description`` None when withheld)."""
-    hidden, masked = REMOVED.get()
-    if pid not in PEOPLE or pid in hidden:
+    record = _data(data).get(pid)
+    if record is None:
         return None
-    name, description = PEOPLE[pid]
-    if pid in masked:
-        return {"id": pid, "name": f"[masked entity] {pid}", "description": None}
-    return {"id": pid, "name": name, "description": None if pid in WITHHELD.get() else description}
+    return {"id": pid, "name": record["name"], "description": record.get("description") or None}
 
 
-def colleagues(pid: str) -> list[str]:
-    hidden = REMOVED.get()[0]
-    if pid in hidden:
-        return []
-    out = [b for a, b in EDGES if a == pid] + [a for a, b in EDGES if b == pid]
-    return [c for c in ORDER if c in out and c not in hidden]
+def colleagues(pid: str, data: Any = None) -> list[str]:
+    data = _data(data)
+    record = data.get(pid)
+    return [c for c in record.get("colleagues", []) if c in data] if record is not None else []
 
 
-def find(query: str) -> str | None:
+def find(query: str, data: Any = None) -> str | None:
     """The person a name or an id names: a masked person's real name finds nothing (the data no longer holds it)."""
     text = query.strip()
-    for pid in ORDER:
-        record = person(pid)
-        if record is not None and text in (pid, record["name"]):
+    for pid, record in _data(data).items():
+        if text in (pid, record["name"]):
             return pid
     return None
 

@@ -31,7 +31,10 @@ from .oracle import load_records
 from .tables import film_row_agent, frame_agent, markdown_agent, trivia_agent
 from .test_agents_filtered import BasicToolNode, bare_thread_node, helper_node, subgraph_agent, tutorial_agent
 from .test_factory_route import OPTIONS, oracle_answer
+from .people import people_records
+from .people import questions as people_questions
 from .test_oracle import _name_policy, _prose_policy
+from .test_people_filtered import _jsonld_agent, _retriever_agent, _table_agent, _uid_agent
 from .test_sentence_agent import QUESTIONS, build_agent, movie_records
 from .world import Spy, crew_of, dict_tools, film_records, make_model, questions, search_rows, string_tools
 
@@ -153,7 +156,7 @@ STYLES = {"create_react_agent": react, "create_agent+submit": submit, "tutorial_
 def check_factory_route(make_agent: Any, qs: list[dict[str, Any]], out: Path, data: Any = film_records,
                         valid: bool = True) -> tuple[Any, set[str]]:
     """Evaluate through the factory route over ``data()``; every run is exact and equals the oracle (``make_agent``
-    on ``data(hidden, masked)``), every condition is valid (``valid=False``: none is). Returns the report and the conditions that ran."""
+    on ``data(hidden, masked, text_blocked)``), every condition is valid (``valid=False``: none is). Returns the report and the conditions that ran."""
     report = evaluate(make_agent, qs, graph=data(), out_dir=out, **OPTIONS)
     records = load_records(out)
     baselines = {r.key.question_id: r for r in records if r.key.condition == "baseline"}
@@ -163,9 +166,9 @@ def check_factory_route(make_agent: Any, qs: list[dict[str, Any]], out: Path, da
         if record.key.condition == "baseline":
             continue
         assert record.route == "factory" and record.method == "exact", record
-        hidden, masked = frozenset(record.hidden), frozenset(record.masked)
-        assert hidden | masked | set(record.text_blocked) <= set(data()), record
-        truth = oracle_answer(make_agent, data(hidden, masked), record.question)
+        hidden, masked, blocked = frozenset(record.hidden), frozenset(record.masked), frozenset(record.text_blocked)
+        assert hidden | masked | blocked <= set(data()), record
+        truth = oracle_answer(make_agent, data(hidden, masked, blocked), record.question)
         checked += 1
         if truth != record.answer:
             wrong.append((record.key.condition, record.key.variant, sorted(hidden), sorted(masked), record.answer, truth))
@@ -335,3 +338,16 @@ OTHER_STYLES = {"caching_middleware": caching, "dynamic_prompt": prompting, "pro
 @pytest.mark.parametrize("style", list(OTHER_STYLES))
 def test_other_film_styles_through_the_factory_route_equal_the_oracle(style: str, tmp_path: Path) -> None:
     assert check_factory_route(OTHER_STYLES[style], questions(2), tmp_path)[1] == set(OPTIONS["conditions"])
+
+
+# ---------------------------------------------------------------- test_people_filtered.py's agents: text, masks, lookups by name
+
+
+PEOPLE_STYLES = {"retriever_over_passages": _retriever_agent, "jsonld_by_name": _jsonld_agent,
+                 "markdown_person_id_table": _table_agent, "json_rows_keyed_by_uid": _uid_agent}
+
+
+@pytest.mark.parametrize("style", list(PEOPLE_STYLES))
+def test_people_agents_through_the_factory_route_equal_the_oracle(style: str, tmp_path: Path) -> None:
+    ran = check_factory_route(PEOPLE_STYLES[style], people_questions(), tmp_path, people_records)[1]
+    assert ran == set(OPTIONS["conditions"])

@@ -75,14 +75,14 @@ class WordEmbeddings(Embeddings):
         return self._one(text)
 
 
-def passage(pid: str) -> str | None:
-    record = person(pid)
+def passage(pid: str, data: Any = None) -> str | None:
+    record = person(pid, data)
     if record is None:
         return None
     lines = [f"{record['name']} (id: {pid})"]
     if record["description"]:
         lines.append(record["description"])
-    lines += [f"Colleague: {person(c)['name']} (id: {c})" for c in colleagues(pid)]
+    lines += [f"Colleague: {person(c, data)['name']} (id: {c})" for c in colleagues(pid, data)]
     return "\n".join(lines)
 
 
@@ -103,8 +103,8 @@ def _passage_policy(messages: list[BaseMessage], results: list[ToolMessage]) -> 
     return AIMessage(content=answer_text(found[0] if found else None, description))
 
 
-def _retriever_agent() -> Any:
-    docs = [Document(page_content=text, metadata={"person_id": pid}) for pid in ORDER if (text := passage(pid))]
+def _retriever_agent(data: Any = None) -> Any:
+    docs = [Document(page_content=text, metadata={"person_id": pid}) for pid in ORDER if (text := passage(pid, data))]
     store = InMemoryVectorStore.from_documents(docs, WordEmbeddings())
     search = create_retriever_tool(store.as_retriever(search_kwargs={"k": 1}), "search_people",
                                    "Search passages about scientists.")
@@ -121,15 +121,15 @@ def test_retriever_over_passages_cuts_the_whole_passage_and_its_text(tmp_path: P
 # ---------------------------------------------------------------- a JSON-LD tool keyed by name
 
 
-def jsonld(query: str) -> str:
-    pid = find(query)
-    record = person(pid) if pid is not None else None
+def jsonld(query: str, data: Any = None) -> str:
+    pid = find(query, data)
+    record = person(pid, data) if pid is not None else None
     if record is None:
         return json.dumps({"@context": "https://schema.org", "@graph": []})
     node: dict[str, Any] = {"@id": pid, "@type": "Person", "name": record["name"]}
     if record["description"]:
         node["description"] = record["description"]
-    node["colleague"] = [{"@id": c} for c in colleagues(pid)]  # references: the model asks for them in turn
+    node["colleague"] = [{"@id": c} for c in colleagues(pid, data)]  # references: the model asks for them in turn
     return json.dumps({"@context": "https://schema.org", "@graph": [node]})
 
 
@@ -147,11 +147,11 @@ def _jsonld_policy(messages: list[BaseMessage], results: list[ToolMessage]) -> A
     return AIMessage(content=answer_text(colleague, first[0].get("description")))
 
 
-def _jsonld_agent() -> Any:
+def _jsonld_agent(data: Any = None) -> Any:
     @tool
     def lookup(query: str) -> str:
         """A scientist as schema.org JSON-LD, by name or id."""
-        return jsonld(query)
+        return jsonld(query, data)
 
     return create_agent(people_model(_jsonld_policy), [lookup], name="jsonld")
 
@@ -169,11 +169,11 @@ def test_jsonld_tool_by_id_value_short_descriptions_and_masked_names(tmp_path: P
 # ---------------------------------------------------------------- a Markdown table with a person_id column
 
 
-def table(query: str) -> str:
-    pid = find(query)
+def table(query: str, data: Any = None) -> str:
+    pid = find(query, data)
     if pid is None:
         return "No such scientist."
-    rows = [(pid, person(pid), "subject")] + [(c, person(c), "colleague") for c in colleagues(pid)]
+    rows = [(pid, person(pid, data), "subject")] + [(c, person(c, data), "colleague") for c in colleagues(pid, data)]
     lines = ["| person_id | name | about | role |", "|---|---|---|---|"]
     lines += [f"| {p} | {r['name']} | {r['description'] or ''} | {role} |" for p, r, role in rows]
     return "\n".join(lines)
@@ -188,11 +188,11 @@ def _table_policy(messages: list[BaseMessage], results: list[ToolMessage]) -> AI
     return AIMessage(content=answer_text(colleague if subject else None, subject[2] if subject else None))
 
 
-def _table_agent() -> Any:
+def _table_agent(data: Any = None) -> Any:
     @tool
     def scientist_table(query: str) -> str:
         """A scientist and their colleagues, as a Markdown table."""
-        return table(query)
+        return table(query, data)
 
     return create_agent(people_model(_table_policy), [scientist_table], name="table")
 
@@ -206,12 +206,12 @@ def test_markdown_table_with_a_person_id_column(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- JSON rows keyed by "uid": recognised by value
 
 
-def uid_rows(query: str) -> str:
-    pid = find(query)
-    record = person(pid) if pid is not None else None
+def uid_rows(query: str, data: Any = None) -> str:
+    pid = find(query, data)
+    record = person(pid, data) if pid is not None else None
     if record is None:
         return "[]"
-    return json.dumps([{"uid": pid, "full_name": record["name"], "knows": colleagues(pid)}])
+    return json.dumps([{"uid": pid, "full_name": record["name"], "knows": colleagues(pid, data)}])
 
 
 def _uid_policy(messages: list[BaseMessage], results: list[ToolMessage]) -> AIMessage:
@@ -226,11 +226,11 @@ def _uid_policy(messages: list[BaseMessage], results: list[ToolMessage]) -> AIMe
     return AIMessage(content=answer_text(second[0]["full_name"] if second else None, None))
 
 
-def _uid_agent() -> Any:
+def _uid_agent(data: Any = None) -> Any:
     @tool
     def people(query: str) -> str:
         """Scientists as JSON rows, by name or uid."""
-        return uid_rows(query)
+        return uid_rows(query, data)
 
     return create_agent(people_model(_uid_policy), [people], name="uid-rows")
 

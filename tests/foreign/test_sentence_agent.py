@@ -42,9 +42,11 @@ QUESTIONS = [
 ]
 
 
-def movie_records(hidden: frozenset[str] = frozenset(), masked: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+def movie_records(hidden: frozenset[str] = frozenset(), masked: frozenset[str] = frozenset(),
+                  blocked: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
     """The movies as a ``dict`` of id -> record (a movie lists its people by relation), ``hidden`` deleted with
-    every reference to them and ``masked`` renamed: the oracle's data, written by hand."""
+    every reference to them and ``masked`` renamed: the oracle's data, written by hand (no text: ``blocked``
+    withholds nothing)."""
     out: dict[str, dict[str, Any]] = {mid: {"id": mid, "name": name, "type": "Movie"} for mid, name in MOVIES.items()}
     out.update({pid: {"id": pid, "name": name, "type": "Person"} for pid, name in PEOPLE.items()})
     for source, relation, target in EDGES:

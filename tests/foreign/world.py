@@ -72,10 +72,12 @@ LINKS = ("directed_by", "produced_by", "awards")
 Records = dict[str, dict[str, Any]]
 
 
-def film_records(hidden: frozenset[str] = frozenset(), masked: frozenset[str] = frozenset()) -> Records:
+def film_records(hidden: frozenset[str] = frozenset(), masked: frozenset[str] = frozenset(),
+                 blocked: frozenset[str] = frozenset()) -> Records:
     """The film world as a ``dict`` of id -> record (the data a factory-route agent is built from), with
     ``hidden`` really deleted (their records and every reference to them) and ``masked`` renamed to the
-    placeholder: the oracle's data, written by hand, never through graphtrail's ``ablated``."""
+    placeholder: the oracle's data, written by hand, never through graphtrail's ``ablated``. (The records
+    hold no text, so ``blocked``, the text-blocked ids, withholds nothing.)"""
     out: Records = {}
     for i in range(1, N_FILMS + 1):
         out[f"m{i}"] = {**film(i), "directed_by": [f"d{i}"], "produced_by": [f"c{i}"], "awards": [f"a{i}"]}
