@@ -1,12 +1,16 @@
-"""The film-world agent styles through the factory route: every condition equals the oracle.
+"""The filter-route test files' agent styles through the factory route: every condition equals the oracle.
 
-test_oracle.py, test_tables.py and test_sentence_agent.py run these agents through
-the filter route, their tools reading the module-level world. Here the same
-agents are built from the data they are handed (a ``dict`` of id -> record,
-world.film_records): ``evaluate(make_agent, questions, graph=data)`` rebuilds each
-on ``ablated(data, condition)``; the oracle rebuilds it on records world.py
-deleted and renamed by hand (never through graphtrail's ``ablated``) and asks
-again. Every condition must be valid, exact, and equal the oracle run for run.
+Issue 28, first "Done when": on every agent style in tests/foreign/, through the
+factory route, every condition equals the oracle. test_oracle.py,
+test_agents_filtered.py, test_tables.py, test_sentence_agent.py and
+test_people_filtered.py run their agents through the filter route, the tools
+reading module-level data. Here the same agents are built from the data they are
+handed, a ``dict`` of id -> record (world.film_records, movie_records,
+people.people_records): ``evaluate(make_agent, questions, graph=data)`` rebuilds each
+on ``ablated(data, condition)``; the oracle rebuilds it on records those modules
+deleted, renamed and stripped of text by hand (never through graphtrail's
+``ablated``) and asks again. Every default condition must run, be valid, exact, and
+equal the oracle run for run. (test_factory_styles_filtered.py is the converse.)
 """
 
 from __future__ import annotations
@@ -31,10 +35,10 @@ from .oracle import load_records
 from .tables import film_row_agent, frame_agent, markdown_agent, trivia_agent
 from .test_agents_filtered import BasicToolNode, bare_thread_node, helper_node, subgraph_agent, tutorial_agent
 from .test_factory_route import OPTIONS, oracle_answer
-from .people import people_records
+from .people import people_model, people_records, person
 from .people import questions as people_questions
 from .test_oracle import _name_policy, _prose_policy
-from .test_people_filtered import _jsonld_agent, _retriever_agent, _table_agent, _uid_agent
+from .test_people_filtered import _jsonld_agent, _jsonld_policy, _retriever_agent, _table_agent, _uid_agent, jsonld
 from .test_sentence_agent import QUESTIONS, build_agent, movie_records
 from .world import Spy, crew_of, dict_tools, film_records, make_model, questions, search_rows, string_tools
 
@@ -350,4 +354,27 @@ PEOPLE_STYLES = {"retriever_over_passages": _retriever_agent, "jsonld_by_name": 
 @pytest.mark.parametrize("style", list(PEOPLE_STYLES))
 def test_people_agents_through_the_factory_route_equal_the_oracle(style: str, tmp_path: Path) -> None:
     ran = check_factory_route(PEOPLE_STYLES[style], people_questions(), tmp_path, people_records)[1]
+    assert ran == set(OPTIONS["conditions"])
+
+
+def prompted_people(data: Any) -> Any:
+    """A @dynamic_prompt writing every description the data holds: Lise Meitner's names Otto Hahn, who may be hidden
+    (her own description, kept as the real data would keep it: no leak)."""
+
+    @dynamic_prompt
+    def background(request: ModelRequest) -> str:
+        known = [r["description"] for pid in data if (r := person(pid, data)) is not None and r["description"]]
+        return "You answer questions about scientists. Background: " + " ".join(known)
+
+    @tool
+    def lookup(query: str) -> str:
+        """A scientist as schema.org JSON-LD, by name or id."""
+        return jsonld(query, data)
+
+    return create_agent(people_model(_jsonld_policy), [lookup], middleware=[background], name="prompted")
+
+
+def test_descriptions_in_a_dynamic_prompt_through_the_factory_route_equal_the_oracle(tmp_path: Path) -> None:
+    assert "Otto Hahn" in people_records()["p1"]["description"]
+    ran = check_factory_route(prompted_people, people_questions(), tmp_path, people_records)[1]
     assert ran == set(OPTIONS["conditions"])
