@@ -40,6 +40,8 @@ from .people import questions as people_questions
 from .test_oracle import _name_policy, _prose_policy
 from .test_people_filtered import _jsonld_agent, _jsonld_policy, _retriever_agent, _table_agent, _uid_agent, jsonld
 from .test_sentence_agent import QUESTIONS, build_agent, movie_records
+from .test_structured import STYLES as STRUCTURED
+from .test_structured import _agent as structured_agent
 from .world import Spy, crew_of, dict_tools, film_records, make_model, questions, search_rows, string_tools
 
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
@@ -377,4 +379,14 @@ def prompted_people(data: Any) -> Any:
 def test_descriptions_in_a_dynamic_prompt_through_the_factory_route_equal_the_oracle(tmp_path: Path) -> None:
     assert "Otto Hahn" in people_records()["p1"]["description"]
     ran = check_factory_route(prompted_people, people_questions(), tmp_path, people_records)[1]
+    assert ran == set(OPTIONS["conditions"])
+
+
+# ---------------------------------------------------------------- test_structured.py's agents: the answer in structured_response
+
+
+@pytest.mark.parametrize("style", list(STRUCTURED))
+def test_structured_agents_through_the_factory_route_equal_the_oracle(style: str, tmp_path: Path) -> None:
+    schema, fields = STRUCTURED[style]
+    ran = check_factory_route(lambda data: structured_agent(schema, fields, data), questions(2), tmp_path)[1]
     assert ran == set(OPTIONS["conditions"])

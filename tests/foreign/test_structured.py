@@ -72,9 +72,10 @@ def _structured_policy(schema: type, fields: tuple[str, str]) -> Any:
     return policy
 
 
-def _agent(schema: type, fields: tuple[str, str]) -> Any:
+def _agent(schema: type, fields: tuple[str, str], data: Any = None) -> Any:
+    """``data``: world.dict_tools' (the factory route builds the agent from it)."""
     model = ScriptedChatModel(policy=_structured_policy(schema, fields), model_name="scripted-structured")
-    return create_agent(model, dict_tools(), response_format=ToolStrategy(schema), name="structured-films")
+    return create_agent(model, dict_tools(data=data), response_format=ToolStrategy(schema), name="structured-films")
 
 
 STYLES = {
