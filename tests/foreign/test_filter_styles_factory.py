@@ -32,11 +32,11 @@ from graphtrail.evaluators import evaluate
 from tests.fakes import ScriptedChatModel
 
 from .oracle import load_records
+from .people import people_model, people_records, person
+from .people import questions as people_questions
 from .tables import film_row_agent, frame_agent, markdown_agent, trivia_agent
 from .test_agents_filtered import BasicToolNode, bare_thread_node, helper_node, subgraph_agent, tutorial_agent
 from .test_factory_route import OPTIONS, oracle_answer
-from .people import people_model, people_records, person
-from .people import questions as people_questions
 from .test_oracle import _name_policy, _prose_policy
 from .test_people_filtered import _jsonld_agent, _jsonld_policy, _retriever_agent, _table_agent, _uid_agent, jsonld
 from .test_sentence_agent import QUESTIONS, build_agent, movie_records
