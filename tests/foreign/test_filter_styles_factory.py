@@ -198,12 +198,14 @@ def test_untraced_tool_calls_equal_the_oracle_but_are_refused(style: str, tmp_pa
     """``tool.run(args)``, or ``tool.invoke`` in ``loop.run_in_executor``, runs outside the trace: the agent is
     rebuilt on the ablated data, so every answer still equals the oracle, but graphtrail never saw what the agent
     visited (uncited removal would hide nothing), so it refuses every condition rather than report one."""
-    from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED
+    from graphtrail.evaluators.scoring.coverage import NOTHING_REVEALED, banner_sentences
 
     make_agent = {"legacy_tool_run": legacy_run, "run_in_executor": executor}[style]
     report, ran = check_factory_route(make_agent, questions(2), tmp_path, valid=False)
     assert ran >= {"cited_removal", "uncited_removal"}, ran
     assert {r.invalid_reason for r in report.conditions if r.condition != "baseline" and r.n_runs} == {NOTHING_REVEALED}
+    banner = " ".join(banner_sentences(report))  # the report's red banner and the log line
+    assert "rebuilt on the ablated data" in banner and "did not reach" not in banner, banner
 
 
 # ---------------------------------------------------------------- test_tables.py's table agents, over the data given

@@ -207,8 +207,12 @@ def banner_sentences(report: "ReportTables") -> list[str]:
     if not bad:
         return []
     names = ", ".join(r.label for r in bad)
-    out = [f"Invalid results in {len(bad)} condition(s) ({names}): the ablation did not reach what the agent read, "
-           "so their numbers do not measure the agent with those entities removed."]
+    if all(r.route == "factory" for r in bad):  # the agent was rebuilt on the ablated data: the ablation reached it
+        out = [f"Invalid results in {len(bad)} condition(s) ({names}): the agent was rebuilt on the ablated data, "
+               "but graphtrail cannot vouch that their numbers measure it with those entities removed."]
+    else:
+        out = [f"Invalid results in {len(bad)} condition(s) ({names}): the ablation did not reach what the agent read, "
+               "so their numbers do not measure the agent with those entities removed."]
     escaped = sorted({t for r in bad for t in r.escaped_tools})
     if escaped:
         out.append(f"Tools that escaped filtering: {', '.join(escaped)}. To fix: {FIX_HINT}.")
