@@ -228,14 +228,7 @@ def _join_capped(encoded: Sequence[str], cap: int) -> tuple[str, int]:
 
 def input_messages(messages: Sequence[Any], cache: MessageCache, cap: int) -> tuple[str, int]:
     """``gen_ai.input.messages`` JSON for a chat model call, and the number of messages left out to fit ``cap``."""
-    # Each call resends the whole history: the cache is read here directly (one frame per new
-    # message, not per message sent).
-    known = cache._encoded
-    encoded = []
-    for m in messages:
-        entry = known.get(id(m))
-        encoded.append(entry[1] if entry is not None and entry[0] is m else cache.encode(m))
-    return _join_capped(encoded, cap)
+    return _join_capped([cache.encode(m) for m in messages], cap)
 
 
 def prompt_messages(prompt: str, mode: ContentMode, limit: int) -> str:

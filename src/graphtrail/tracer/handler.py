@@ -107,7 +107,6 @@ class GraphTrailHandler(BaseCallbackHandler):
         )
         # run_id.int -> its record (a folded chain run maps to its nearest recorded
         # ancestor). Keyed by int: a UUID's __hash__ is a Python call, an int's is not.
-        # (``run_id.int if type(run_id) is UUID else run_id`` below: any other id is its own key.)
         self._recs: dict[Any, RunRecord] = {}
         self._bound_cache: RunRecord | None = None
         self._bound: RootRecord | None = None  # a decorated function's root (set by wrap.py)
@@ -122,7 +121,7 @@ class GraphTrailHandler(BaseCallbackHandler):
 
     def _parent(self, parent_run_id: UUID | None) -> RunRecord | None:
         if parent_run_id is not None:
-            run = self._recs.get(parent_run_id.int if type(parent_run_id) is UUID else parent_run_id)
+            run = self._recs.get(_key(parent_run_id))
             if run is not None:
                 return run
         if self._bound is not None:
@@ -140,7 +139,7 @@ class GraphTrailHandler(BaseCallbackHandler):
 
     def _finished(self, run_id: UUID) -> RunRecord | None:
         """The record a run owns, removed from the map and stamped; None for unknown and folded runs."""
-        key = run_id.int if type(run_id) is UUID else run_id
+        key = _key(run_id)
         run = self._recs.pop(key, None)
         if run is None or run.key != key:
             return None
@@ -161,7 +160,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            key = run_id.int if type(run_id) is UUID else run_id
+            key = _key(run_id)
             parent = self._parent(parent_run_id)
             if parent is None:
                 name = kwargs.get("name") or (serialized or {}).get("name") or ""
@@ -248,7 +247,7 @@ class GraphTrailHandler(BaseCallbackHandler):
         """``inputs``: a chat model's message list, or a completion model's last prompt (``kind="llm"``)."""
         parent = self._parent(parent_run_id)
         if parent is not None:
-            key = run_id.int if type(run_id) is UUID else run_id
+            key = _key(run_id)
             root = parent.root
             if root.provider is None and metadata:
                 label = metadata.get("ls_provider")
@@ -300,7 +299,7 @@ class GraphTrailHandler(BaseCallbackHandler):
             parent = self._parent(parent_run_id)
             if parent is None:
                 return
-            key = run_id.int if type(run_id) is UUID else run_id
+            key = _key(run_id)
             name = str(kwargs.get("name") or (serialized or {}).get("name") or "tool")
             call_id = kwargs.get("tool_call_id")
             if not isinstance(call_id, str):
@@ -351,6 +350,11 @@ def _after_finish(run: RunRecord) -> None:
     root = run.root
     if root.live or (run.end_ns - root.start_ns >= root.live_after_ns and not root.spanless):
         go_live(root)
+
+
+def _key(run_id: Any) -> Any:
+    """A run id as a dict key: its int for a UUID (whose own __hash__ is a Python call)."""
+    return run_id.int if type(run_id) is UUID else run_id
 
 
 def _callback_failed(callback: str, exc: BaseException) -> None:
