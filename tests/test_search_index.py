@@ -61,7 +61,7 @@ def test_index_scores_only_candidates_not_every_label() -> None:
     finally:
         search_mod.label_scores = real
     assert [r.id for r, _, _ in hits] == ["K"]
-    assert scored and scored[0] < 500 < len(index.labels)
+    assert scored and scored[0] < 500 < index.n_labels
 
 
 def test_index_follows_changes_and_filters() -> None:

@@ -25,37 +25,58 @@ __all__ = ["ExactPostings", "gram_postings"]
 
 
 class ExactPostings:
-    """Processed label -> the positions of the labels equal to it, ascending (what a ``dict`` of lists held).
+    """The distinct labels ("texts"), which text each label is, and each text's labels ascending.
 
-    One dict of every label (each maps to its last place) plus, in columns, the
-    places of the labels that repeat, grouped under that last place: the
-    repeats are the places the dict does not map back to themselves. No
-    per-label Python loop beyond building the dict (alias-rich graphs repeat
-    half their labels).
+    Alias-rich graphs repeat half their labels (the wide benchmark graph: 800k
+    labels, 316k texts), so the index builds its bigram and word postings over
+    the texts and maps a text to its labels when a query reads it. One dict
+    (each text to its first place) is the exact lookup; everything else is in
+    columns. :meth:`get` answers what a ``dict`` of label -> places would.
     """
 
-    def __init__(self, labels: list[str]) -> None:
-        self._one: dict[str, int] = dict(zip(labels, range(len(labels))))  # a repeat keeps its last place
-        self._last = self._ptr = self._places = np.zeros(0, dtype=np.int64)
-        if len(self._one) == len(labels):
-            return  # every label distinct: one place each
-        last = np.fromiter(map(self._one.__getitem__, labels), dtype=np.int64, count=len(labels))
-        earlier = np.flatnonzero(last != np.arange(len(labels), dtype=np.int64))
-        self._last = distinct(last[earlier])  # the last place of each repeated label, ascending
-        group = np.concatenate([last[earlier], self._last])
-        places = np.concatenate([earlier, self._last])
-        order = np.lexsort((places, group))
-        self._places = places[order]
-        self._ptr = np.searchsorted(group[order], np.append(self._last, len(labels)))
+    def __init__(self, labels: list[str], places: np.ndarray | None = None) -> None:
+        """``places``: where each of ``labels`` goes in label order (default: in the order given)."""
+        n = len(labels)
+        self._first: dict[str, int] = {}
+        firsts = np.fromiter(map(self._first.setdefault, labels, range(n)), dtype=np.int64, count=n)
+        self.texts: list[str] = list(self._first)  # in order of first place in ``labels``
+        self._identity = len(self.texts) == n and places is None
+        if self._identity:  # every label distinct: text j is label j
+            self._text_at = self.label_text = self.text_labels = np.arange(n, dtype=np.int64)
+            self.text_ptr = np.arange(n + 1, dtype=np.int64)
+            return
+        is_first = firsts == np.arange(n, dtype=np.int64)
+        self._text_at = (np.cumsum(is_first) - 1)[firsts]  # text number of labels[i]
+        if places is None:
+            self.label_text = self._text_at
+        else:
+            self.label_text = np.empty(n, dtype=np.int64)
+            self.label_text[places] = self._text_at
+        self.text_ptr = np.zeros(len(self.texts) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.label_text, minlength=len(self.texts)), out=self.text_ptr[1:])
+        self.text_labels = np.argsort(self.label_text, kind="stable")
+
+    def text_of(self, label: str) -> int | None:
+        """The text number of ``label`` (``None``: no label is ``label``)."""
+        i = self._first.get(label)
+        return None if i is None else int(self._text_at[i])
+
+    def labels_of(self, texts: np.ndarray) -> np.ndarray:
+        """The labels of the given texts (each text's labels ascending, texts in the order given)."""
+        texts = np.asarray(texts, dtype=np.int64)
+        if self._identity:
+            return texts
+        starts = self.text_ptr[texts]
+        sizes = self.text_ptr[texts + 1] - starts
+        total = int(sizes.sum())
+        at = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total, dtype=np.int64)
+        return self.text_labels[at]
 
     def get(self, label: str, default: Any = ()) -> Any:
-        j = self._one.get(label)
-        if j is None:
+        t = self.text_of(label)
+        if t is None:
             return default
-        k = int(np.searchsorted(self._last, j))
-        if k < len(self._last) and self._last[k] == j:
-            return self._places[self._ptr[k] : self._ptr[k + 1]].tolist()
-        return [j]
+        return self.text_labels[self.text_ptr[t] : self.text_ptr[t + 1]].tolist()
 
 
 def _radix_postings(keys: np.ndarray, posting: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import re
 import threading
+from itertools import chain
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -255,49 +256,71 @@ class EntityIndex:
     def __init__(self, ids: Sequence[str], names: Sequence[str], types: Sequence[str], aliases: Sequence[tuple[str, ...]]):
         # Labels: each entity's name, then its aliases (label_pos 0, 1, ...), in entity order.
         counts = np.fromiter(map(len, aliases), dtype=np.int64, count=len(aliases)) + 1
-        raw_labels: list[str] = [label for name, alias in zip(names, aliases) for label in (name, *alias)]
         starts = np.cumsum(counts) - counts
         self.ids = ids
         self.types = types
         self.n_entities = len(ids)
+        self.n_labels = int(counts.sum())
         self.label_entity = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-        label_pos: list[int] = (np.arange(len(raw_labels), dtype=np.int64) - np.repeat(starts, counts)).tolist()
-        self.label_pos = label_pos
-        self.labels = [utils.default_process(label) for label in raw_labels]
-        self.raw_labels = raw_labels
+        self.label_pos = np.arange(self.n_labels, dtype=np.int64) - starts[self.label_entity]
         self._type_masks: dict[str, np.ndarray] = {}
 
-        # Exact matches of the processed label (covers short labels, which only match exactly).
-        self.exact = ExactPostings(self.labels)
+        # The processed labels, deduplicated: the postings below are built over the distinct texts
+        # (the exact lookup is the text's labels), and a query maps the texts it reads to labels.
+        # Names first, then every alias, each placed at its label number (no interleaved Python list).
+        flat_aliases: list[str] = list(chain.from_iterable(aliases))
+        alias_places = np.flatnonzero(self.label_pos)
+        processed = list(map(utils.default_process, names))
+        processed += map(utils.default_process, flat_aliases)
+        self.exact = ExactPostings(processed, np.concatenate([starts, alias_places]))
+        del processed
+        self.texts = self.exact.texts
+        self.label_text = self.exact.label_text
+        text_lengths = np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts))
+        self.fuzzy_ok = (text_lengths > CODE_MAX_LEN)[self.label_text]
         # Short raw labels: codes (any position, matched in capitals) and short names (matched in any case).
+        # default_process maps each code point to one, so a short label's text is short too.
+        self.raw_short: dict[int, str] = {}
         self.codes_exact: dict[str, list[int]] = {}
         self.codes_folded: dict[str, list[int]] = {}
-        raw_lengths = np.fromiter(map(len, raw_labels), dtype=np.int64, count=len(raw_labels))
-        for j in np.flatnonzero(raw_lengths <= CODE_MAX_LEN).tolist():
-            label = raw_labels[j]
+        alias_number = np.cumsum(self.label_pos > 0) - 1  # label -> index into flat_aliases
+        for j in np.flatnonzero(~self.fuzzy_ok).tolist():
+            e, pos = int(self.label_entity[j]), int(self.label_pos[j])
+            label = names[e] if pos == 0 else flat_aliases[int(alias_number[j])]
+            if len(label) > CODE_MAX_LEN:
+                continue
+            self.raw_short[j] = label
             self.codes_exact.setdefault(label, []).append(j)
-            if label_pos[j] == 0:
+            if pos == 0:
                 self.codes_folded.setdefault(label.casefold(), []).append(j)
-        self.fuzzy_ok = np.fromiter(map(len, self.labels), dtype=np.int64, count=len(self.labels)) > CODE_MAX_LEN
 
-        # Character bigrams -> label postings (CSR over the sorted distinct keys). Bigrams, not
+        # Character bigrams -> text postings (CSR over the sorted distinct keys). Bigrams, not
         # trigrams: a transposition in a five-letter name ("Aubja" for "Abuja") leaves no trigram.
-        self.gram_count, self.tri_keys, self.tri_ptr, self.tri_post = gram_postings(self.labels)
+        text_grams, self.tri_keys, self.tri_ptr, self.tri_post = gram_postings(self.texts)
+        self.gram_count = text_grams[self.label_text]
 
-        # Words: each label under its rarest word (for "label words are all query words"), and a
-        # sorted vocabulary with postings (for "every query word starts a label word").
-        vocab, wid, lab = _word_postings(self.labels)
+        # Words: each text under its rarest word (for "label words are all query words"), and a
+        # sorted vocabulary with text postings (for "every query word starts a label word").
+        vocab, wid, text = _word_postings(self.texts)
         self.vocab = vocab
         self.word_index = dict(zip(vocab, range(len(vocab))))
-        self.word_post = lab
+        self.word_post = text
         self.word_ptr = np.searchsorted(wid, np.arange(len(vocab) + 1))
-        # The rarest word of each label (ties: alphabetically first; word ids follow the sorted vocabulary).
-        freq = np.bincount(wid, minlength=len(vocab))
-        order = np.lexsort((wid, freq[wid], lab))
-        _, first = np.unique(lab[order], return_index=True)
-        rarest_w, rarest_l = wid[order][first], lab[order][first]
-        order = np.lexsort((rarest_l, rarest_w))
-        self.rarest_post = rarest_l[order]
+        repeats = np.diff(self.exact.text_ptr)  # labels per text
+        # Labels (not texts) in word_post[:k]: a query picks its prefix with the fewest labels, as a label-level index did.
+        self.word_labels = np.zeros(len(text) + 1, dtype=np.int64)
+        np.cumsum(repeats[text], out=self.word_labels[1:])
+        # The rarest word of each text: fewest labels (not texts) hold it; ties: alphabetically first
+        # (word ids follow the sorted vocabulary).
+        freq = np.bincount(wid, weights=repeats[text], minlength=len(vocab)).astype(np.int64)
+        n_words = max(len(vocab), 1)
+        rank = freq * n_words + np.arange(len(vocab), dtype=np.int64)  # lower: rarer, then alphabetically first
+        best = np.full(len(self.texts), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(best, text, rank[wid])
+        rarest_t = np.flatnonzero(best != np.iinfo(np.int64).max)  # the texts that have a word
+        rarest_w = best[rarest_t] % n_words
+        order = np.argsort(rarest_w, kind="stable")  # texts ascending within a word
+        self.rarest_post = rarest_t[order]
         self.rarest_ptr = np.searchsorted(rarest_w[order], np.arange(len(vocab) + 1))
 
     # ------------------------------------------------------------ candidates
@@ -318,7 +341,7 @@ class EntityIndex:
         if not len(at):
             return np.zeros(0, dtype=np.int64)
         postings = np.concatenate([self.tri_post[self.tri_ptr[k] : self.tri_ptr[k + 1]] for k in at])
-        counts = np.bincount(postings, minlength=len(self.labels))
+        counts = np.bincount(postings, minlength=len(self.texts))[self.label_text]  # per label, as its text
         counts[~(allowed & self.fuzzy_ok)] = 0
         hit = np.flatnonzero(counts)
         if len(hit) > TRIGRAM_CANDIDATES:
@@ -333,17 +356,22 @@ class EntityIndex:
         return int(self.word_ptr[lo]), int(self.word_ptr[hi])
 
     def _word_candidates(self, query_words: list[str]) -> set[int]:
-        found: set[int] = set()
+        texts = []
         for w in set(query_words):
             k = self.word_index.get(w)
             if k is not None:
-                found.update(self.rarest_post[self.rarest_ptr[k] : self.rarest_ptr[k + 1]].tolist())
+                texts.append(self.rarest_post[self.rarest_ptr[k] : self.rarest_ptr[k + 1]])
         if query_words:
             # Every query word must start some word of the label: enumerate the rarest prefix's postings.
             spans = [self._prefix_postings(w) for w in set(query_words)]
-            lo, hi = min(spans, key=lambda s: s[1] - s[0])
-            found.update(self.word_post[lo:hi].tolist())
-        return found
+            lo, hi = min(spans, key=lambda s: self.word_labels[s[1]] - self.word_labels[s[0]])
+            texts.append(self.word_post[lo:hi])
+        if not texts:
+            return set()
+        return set(self.exact.labels_of(np.concatenate(texts)).tolist())
+
+    def _exact_candidates(self, processed: str) -> list[int]:
+        return self.exact.get(processed, [])
 
     # ------------------------------------------------------------ search
     def search(
@@ -370,32 +398,33 @@ class EntityIndex:
         processed = utils.default_process(raw)
         if not processed:
             return []
-        allowed = np.ones(len(self.labels), dtype=bool) if visible is None else visible[self.label_entity]
+        allowed = np.ones(self.n_labels, dtype=bool) if visible is None else visible[self.label_entity]
         wanted_type = type.strip().lower() if type else None
         if wanted_type:
             allowed = allowed & self.type_mask(wanted_type)
         candidates = set(self._gram_candidates(processed, allowed).tolist())
         candidates.update(self._word_candidates(processed.split()))
-        candidates.update(self.exact.get(processed, ()))
+        candidates.update(self._exact_candidates(processed))
         code_refs: dict[str, list[Ref]] = {}
         words = _WORD.findall(raw)
         for w in {w for w in words if w.isupper()}:
             for j in self.codes_exact.get(w, ()):
-                code_refs.setdefault(self.raw_labels[j], [])
+                code_refs.setdefault(self.raw_short[j], [])
         for w in {w.casefold() for w in words}:
             for j in self.codes_folded.get(w, ()):
-                code_refs.setdefault(self.raw_labels[j], [])
+                code_refs.setdefault(self.raw_short[j], [])
         for code in code_refs:
             for j in self.codes_exact.get(code, ()):
                 if allowed[j]:
-                    code_refs[code].append((self.ids[int(self.label_entity[j])], self.label_pos[j]))
+                    code_refs[code].append((self.ids[int(self.label_entity[j])], int(self.label_pos[j])))
         picked = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
         picked.sort()
         chosen: list[int] = picked[allowed[picked]].tolist()  # one array pass instead of an index per label
         owners: list[int] = self.label_entity[chosen].tolist()
-        ids, positions = self.ids, self.label_pos
-        refs: list[Ref] = [(ids[e], positions[j]) for e, j in zip(owners, chosen)]
-        labels = [self.labels[j] for j in chosen]
+        ids = self.ids
+        refs: list[Ref] = [(ids[e], i) for e, i in zip(owners, self.label_pos[chosen].tolist())]
+        texts = self.texts
+        labels = [texts[t] for t in self.label_text[chosen].tolist()]
         for e, label in extra:
             if wanted_type and self.types[e].lower() != wanted_type:
                 continue
