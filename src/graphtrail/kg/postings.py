@@ -161,7 +161,7 @@ def _encoded_chunks(labels: list[str]) -> Any:
         yield start, part, np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _chunked_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+def _chunked_postings(labels: list[str], lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """:func:`gram_postings` chunk by chunk, for texts of at most 256 distinct code points (processed Latin text).
 
     Then ``rank(a) * A + rank(b)`` is itself a 16-bit key: each chunk's pairs
@@ -188,8 +188,7 @@ def _chunked_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.nda
     label_type = np.int32 if len(labels) < 1 << 31 else np.int64  # kept until the end: half the memory
     parts: list[tuple[np.ndarray, np.ndarray]] = []
     for start, part, cps in _encoded_chunks(labels):
-        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part)) + 2
-        owner = np.repeat(np.arange(start, start + len(part), dtype=label_type), lengths + 1)[: len(cps) - 1]
+        owner = np.repeat(np.arange(start, start + len(part), dtype=label_type), lengths[start : start + len(part)] + 3)[: len(cps) - 1]
         valid = (cps[:-1] != 0) & (cps[1:] != 0)
         ranks = rank[cps]
         codes = (ranks[:-1] * size + ranks[1:])[valid]  # < size * size <= 65536: fits uint16
@@ -215,22 +214,25 @@ def _chunked_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.bincount(posting, minlength=len(labels)).astype(np.float64), keys, ptr, posting
 
 
-def gram_postings(labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def gram_postings(labels: list[str], lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Character bigrams of ``" " + label + " "`` -> label postings, as CSR.
 
     Returns ``(gram_count, keys, ptr, post)``: each label's number of distinct
     bigrams, the sorted distinct bigram keys (two code points packed in an
     int64), and for key ``k`` the ascending labels ``post[ptr[k]:ptr[k + 1]]``.
+    ``lengths``: ``len`` of each label, when the caller has them already.
     """
     if not labels:
         empty = np.zeros(0, dtype=np.int64)
         return np.zeros(0, dtype=np.float64), empty, np.zeros(1, dtype=np.int64), empty
-    chunked = _chunked_postings(labels)
+    if lengths is None:
+        lengths = np.fromiter(map(len, labels), dtype=np.int64, count=len(labels))
+    chunked = _chunked_postings(labels, lengths)
     if chunked is not None:
         return chunked
     joined = " " + " \x00 ".join(labels) + " "
     cps32 = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    lengths = np.fromiter(map(len, labels), dtype=np.int64, count=len(labels)) + 2
+    lengths = lengths + 2
     # 32-bit label numbers while sorting (half the memory traffic), 64-bit in what is returned.
     small = np.int32 if len(labels) < 1 << 31 else np.int64
     owner = np.repeat(np.arange(len(labels), dtype=small), lengths + 1)[: len(cps32) - 1]

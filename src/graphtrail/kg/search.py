@@ -296,14 +296,13 @@ class EntityIndex:
 
         # Character bigrams -> text postings (CSR over the sorted distinct keys). Bigrams, not
         # trigrams: a transposition in a five-letter name ("Aubja" for "Abuja") leaves no trigram.
-        text_grams, self.tri_keys, self.tri_ptr, self.tri_post = gram_postings(self.texts)
+        text_grams, self.tri_keys, self.tri_ptr, self.tri_post = gram_postings(self.texts, text_lengths)
         self.gram_count = text_grams[self.label_text]
 
         # Words: each text under its rarest word (for "label words are all query words"), and a
         # sorted vocabulary with text postings (for "every query word starts a label word").
         vocab, wid, text = _word_postings(self.texts)
-        self.vocab = vocab
-        self.word_index = dict(zip(vocab, range(len(vocab))))
+        self.vocab = vocab  # sorted: a word is found by bisection (a dict of 200k words cost more than it saved)
         self.word_post = text
         self.word_ptr = np.searchsorted(wid, np.arange(len(vocab) + 1))
         repeats = np.diff(self.exact.text_ptr)  # labels per text
@@ -358,8 +357,8 @@ class EntityIndex:
     def _word_candidates(self, query_words: list[str]) -> set[int]:
         texts = []
         for w in set(query_words):
-            k = self.word_index.get(w)
-            if k is not None:
+            k = bisect.bisect_left(self.vocab, w)
+            if k < len(self.vocab) and self.vocab[k] == w:
                 texts.append(self.rarest_post[self.rarest_ptr[k] : self.rarest_ptr[k + 1]])
         if query_words:
             # Every query word must start some word of the label: enumerate the rarest prefix's postings.
