@@ -11,7 +11,10 @@ The ranking (what scores, what counts as a hit) is defined once, by
   query words start, and exact label matches), then scores only those with the
   same rules. At 200k entities a query scores a few hundred labels instead of
   every one, which is what made search 98% of an agent run on a
-  million-edge graph.
+  million-edge graph. Its postings are built over the distinct processed
+  labels (alias-rich graphs repeat half of them) and read back per label, so
+  the candidates are those a label-by-label index picks
+  (tests/test_search_oracle.py holds that reference).
 
 The candidate step is a prefilter, so a label that would pass only on a fuzzy
 whole-string score and shares few character bigrams with the query can be missed. The
