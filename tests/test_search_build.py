@@ -61,6 +61,14 @@ def test_gram_and_exact_postings_equal_their_definitions(alphabet: str, seed: in
         places.setdefault(label, []).append(j)
     for label in {*labels, "absent", ""}:
         assert list(exact.get(label, ())) == places.get(label, [])
+    # Given in another order, each placed at its label number (names first, then aliases, as the index does).
+    perm = np.asarray(rng.sample(range(len(labels)), len(labels)), dtype=np.int64)
+    placed = ExactPostings([labels[j] for j in perm.tolist()], perm)
+    assert [placed.texts[t] for t in placed.label_text.tolist()] == labels
+    for label in {*labels, "absent", ""}:
+        assert list(placed.get(label, ())) == places.get(label, [])
+    some = np.asarray(rng.sample(range(len(placed.texts)), min(5, len(placed.texts))), dtype=np.int64)
+    assert placed.labels_of(some).tolist() == [j for t in some.tolist() for j in places[placed.texts[t]]]
 
 
 def test_every_route_of_the_gram_build_is_exercised(monkeypatch: pytest.MonkeyPatch) -> None:
