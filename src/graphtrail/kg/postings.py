@@ -15,6 +15,7 @@ route returns exactly what the sorting build returns (tests/test_search_build.py
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -149,6 +150,28 @@ def _alphabet_postings(
     return keys, ptr, post[keep]
 
 
+#: Arrow sorts integers spanning at most about this many values by counting, 2-3x faster than numpy's radix sort.
+_COUNTING_RANGE = 4096
+
+
+def _stable_order(n_codes: int) -> Callable[[np.ndarray], np.ndarray]:
+    """A stable argsort for 16-bit codes below ``n_codes``: Arrow's when the range is small, else numpy's radix sort.
+
+    Both are stable, so they return the same order; only the speed differs:
+    Arrow sorts integers spanning a few thousand values by counting (2-3x
+    faster than numpy on the chunks here), and by comparison beyond that.
+    """
+    if n_codes <= _COUNTING_RANGE:
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+        except ImportError:  # pragma: no cover - pyarrow comes with the loaders
+            pass
+        else:
+            return lambda codes: pc.array_sort_indices(pa.array(codes)).to_numpy()
+    return lambda codes: np.argsort(codes, kind="stable")
+
+
 #: Labels per chunk of the chunked bigram build (its arrays stay a few MB and are reused, not faulted in anew).
 _CHUNK = 1 << 15
 
@@ -187,12 +210,13 @@ def _chunked_postings(labels: list[str], lengths: np.ndarray) -> tuple[np.ndarra
     counts = np.zeros(n_codes, dtype=np.int64)
     label_type = np.int32 if len(labels) < 1 << 31 else np.int64  # kept until the end: half the memory
     parts: list[tuple[np.ndarray, np.ndarray]] = []
+    stable_order = _stable_order(n_codes)
     for start, part, cps in _encoded_chunks(labels):
         owner = np.repeat(np.arange(start, start + len(part), dtype=label_type), lengths[start : start + len(part)] + 3)[: len(cps) - 1]
         valid = (cps[:-1] != 0) & (cps[1:] != 0)
         ranks = rank[cps]
         codes = (ranks[:-1] * size + ranks[1:])[valid]  # < size * size <= 65536: fits uint16
-        order = np.argsort(codes, kind="stable")  # 16-bit keys: numpy's radix sort
+        order = stable_order(codes)
         post, group = owner[valid][order], codes[order]
         keep = np.ones(len(post), dtype=bool)
         np.logical_or(group[1:] != group[:-1], post[1:] != post[:-1], out=keep[1:])
