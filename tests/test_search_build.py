@@ -71,6 +71,27 @@ def test_gram_and_exact_postings_equal_their_definitions(alphabet: str, seed: in
     assert placed.labels_of(some).tolist() == [j for t in some.tolist() for j in places[placed.texts[t]]]
 
 
+@pytest.mark.parametrize("hashing", ["python", "colliding", "equal within a group"])
+@pytest.mark.parametrize("alphabet", ["ascii", "surrogates"])
+def test_exact_postings_whatever_the_hashes(hashing: str, alphabet: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Labels grouped by hash: distinct labels sharing a hash (a collision) go through a dict; the result is the same."""
+    if hashing == "colliding":
+        monkeypatch.setattr(postings, "_hash", lambda label: len(label) % 3)
+    elif hashing == "equal within a group":  # only equal labels share a hash, but few hashes differ
+        monkeypatch.setattr(postings, "_hash", lambda label: hash(label) % 5 if len(set(label)) < 2 else hash(label))
+    rng = random.Random(f"{hashing}-{alphabet}")
+    for n in (0, 1, 50, 400):
+        labels = _random_labels(rng, ALPHABETS[alphabet], n)
+        exact = ExactPostings(labels)
+        places: dict[str, list[int]] = {}
+        for j, label in enumerate(labels):
+            places.setdefault(label, []).append(j)
+        assert sorted(exact.texts) == sorted(places) and len(exact.texts) == len(set(exact.texts))
+        assert [exact.texts[t] for t in exact.label_text.tolist()] == labels
+        for label in {*labels, "absent", ""}:
+            assert list(exact.get(label, ())) == places.get(label, [])
+
+
 def test_every_route_of_the_gram_build_is_exercised(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunked (Latin text), dense alphabet (hundreds of code points), hashing (thousands), sorting (too many bigrams)."""
     rng = random.Random(5)

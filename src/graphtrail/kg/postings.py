@@ -15,6 +15,7 @@ route returns exactly what the sorting build returns (tests/test_search_build.py
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -25,29 +26,58 @@ from .arrays import distinct
 __all__ = ["ExactPostings", "gram_postings"]
 
 
+#: The hash labels are grouped by (a module attribute, so that a test can force collisions).
+_hash = hash
+
+
 class ExactPostings:
     """The distinct labels ("texts"), which text each label is, and each text's labels ascending.
 
     Alias-rich graphs repeat half their labels (the wide benchmark graph: 800k
     labels, 316k texts), so the index builds its bigram and word postings over
-    the texts and maps a text to its labels when a query reads it. One dict
-    (each text to its first place) is the exact lookup; everything else is in
-    columns. :meth:`get` answers what a ``dict`` of label -> places would.
+    the texts and maps a text to its labels when a query reads it.
+
+    Labels are grouped by their Python hash in numpy, and each label is then
+    compared with its group's first in Arrow: a dict of 800k fresh strings cost
+    more (its table does not fit a cache), and when every hash differs (every
+    label distinct) nothing is compared at all. A hash shared by two different
+    labels, or a label Arrow cannot hold (a lone surrogate), sends the labels
+    through a dict instead. :meth:`get` answers what a ``dict`` of label ->
+    places would.
     """
 
     def __init__(self, labels: list[str], places: np.ndarray | None = None) -> None:
         """``places``: where each of ``labels`` goes in label order (default: in the order given)."""
         n = len(labels)
-        self._first: dict[str, int] = {}
-        firsts = np.fromiter(map(self._first.setdefault, labels, range(n)), dtype=np.int64, count=n)
-        self.texts: list[str] = list(self._first)  # in order of first place in ``labels``
+        self.text_array: Any = None  # the texts as an Arrow array, when they were made in Arrow
+        self._first: dict[str, int] = {}  # the lookup after a collision
+        hashes = np.fromiter(map(_hash, labels), dtype=np.int64, count=n)
+        order = np.argsort(hashes, kind="stable")  # each hash's labels ascending
+        ordered = hashes[order]
+        new = np.ones(n, dtype=bool)
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        self._hashes = ordered[starts]  # ascending, one per text
+        if len(starts) == n:  # every hash differs: every label is its own text
+            self.texts: list[str] = labels
+            self._text_at = np.arange(n, dtype=np.int64)
+            self._hash_text = order  # the text of each hash
+        else:
+            self.texts = self._grouped(labels, order, new, starts)
+            self._hash_text = np.arange(len(starts), dtype=np.int64)
+            if self.texts is None:  # two different labels share a hash
+                self._hashes = np.zeros(0, dtype=np.int64)
+                firsts = np.fromiter(map(self._first.setdefault, labels, range(n)), dtype=np.int64, count=n)
+                self.texts = list(self._first)
+                self._text_at = (np.cumsum(firsts == np.arange(n, dtype=np.int64)) - 1)[firsts]
+            else:
+                self._text_at = np.empty(n, dtype=np.int64)
+                self._text_at[order] = np.cumsum(new) - 1
         self._identity = len(self.texts) == n and places is None
-        if self._identity:  # every label distinct: text j is label j
-            self._text_at = self.label_text = self.text_labels = np.arange(n, dtype=np.int64)
+        if self._identity:  # text j is label j
+            self.label_text = self.text_labels = self._text_at
             self.text_ptr = np.arange(n + 1, dtype=np.int64)
             return
-        is_first = firsts == np.arange(n, dtype=np.int64)
-        self._text_at = (np.cumsum(is_first) - 1)[firsts]  # text number of labels[i]
         if places is None:
             self.label_text = self._text_at
         else:
@@ -57,10 +87,35 @@ class ExactPostings:
         np.cumsum(np.bincount(self.label_text, minlength=len(self.texts)), out=self.text_ptr[1:])
         self.text_labels = np.argsort(self.label_text, kind="stable")
 
+    def _grouped(self, labels: list[str], order: np.ndarray, new: np.ndarray, starts: np.ndarray) -> list[str] | None:
+        """The first label of each hash group, if every label equals its group's first (else ``None``)."""
+        rest = order[~new]
+        first = order[starts[(np.cumsum(new) - 1)[~new]]]
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            column = pa.array(labels, type=pa.large_string())
+        except (ImportError, UnicodeError, ValueError):  # a lone surrogate (ArrowInvalid is a ValueError)
+            same = all(map(operator.eq, map(labels.__getitem__, rest.tolist()), map(labels.__getitem__, first.tolist())))
+            return list(map(labels.__getitem__, order[starts].tolist())) if same else None
+        if not pc.all(pc.equal(column.take(pa.array(rest)), column.take(pa.array(first)))).as_py():
+            return None
+        self.text_array = column.take(pa.array(order[starts]))
+        return self.text_array.to_pylist()
+
     def text_of(self, label: str) -> int | None:
         """The text number of ``label`` (``None``: no label is ``label``)."""
-        i = self._first.get(label)
-        return None if i is None else int(self._text_at[i])
+        if not len(self._hashes):
+            i = self._first.get(label)
+            return None if i is None else int(self._text_at[i])
+        h = _hash(label)
+        k = int(np.searchsorted(self._hashes, h))
+        if k < len(self._hashes) and self._hashes[k] == h:
+            t = int(self._hash_text[k])
+            if self.texts[t] == label:
+                return t
+        return None
 
     def labels_of(self, texts: np.ndarray) -> np.ndarray:
         """The labels of the given texts (each text's labels ascending, texts in the order given)."""

@@ -210,13 +210,14 @@ def _gram_keys(text: str) -> np.ndarray:
     return (cps[:-1] << 21) | cps[1:]
 
 
-def _word_postings(labels: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+def _word_postings(labels: list[str], column: Any = None) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The sorted vocabulary of the (processed) labels' words, and distinct ``(word id, label)`` pairs sorted by word, then label.
 
     In columns with pyarrow where it can (processed labels hold letters, digits
     and single spaces only, so splitting at spaces is ``str.split()``, and
     UTF-8 byte order is code-point order); a label pyarrow cannot encode (a
-    lone surrogate) sends the whole list through the Python path.
+    lone surrogate) sends the whole list through the Python path. ``column``:
+    the labels as an Arrow string array already, if the caller has it.
     """
     n_labels = max(len(labels), 1)
     try:
@@ -227,7 +228,7 @@ def _word_postings(labels: list[str]) -> tuple[list[str], np.ndarray, np.ndarray
     try:
         if pa is None:
             raise UnicodeError("no pyarrow")
-        lists = pc.split_pattern(pa.array(labels, type=pa.large_string()), " ")
+        lists = pc.split_pattern(pa.array(labels, type=pa.large_string()) if column is None else column, " ")
         flat, parent = pc.list_flatten(lists), pc.list_parent_indices(lists)
         keep = pc.not_equal(pc.utf8_length(flat), 0)
         encoded = pc.dictionary_encode(flat.filter(keep))
@@ -304,7 +305,7 @@ class EntityIndex:
 
         # Words: each text under its rarest word (for "label words are all query words"), and a
         # sorted vocabulary with text postings (for "every query word starts a label word").
-        vocab, wid, text = _word_postings(self.texts)
+        vocab, wid, text = _word_postings(self.texts, self.exact.text_array)
         self.vocab = vocab  # sorted: a word is found by bisection (a dict of 200k words cost more than it saved)
         self.word_post = text
         self.word_ptr = np.searchsorted(wid, np.arange(len(vocab) + 1))
