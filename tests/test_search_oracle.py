@@ -121,3 +121,9 @@ def test_index_candidates_and_results_equal_the_reference(seed: int) -> None:
             want = slow.search(query, record=kg.entity, limit=8, **options)
             assert fast.search(query, record=kg.entity, limit=8, **options) == want, (query, options)
     assert reached_many  # the Dice cut (more bigram hits than candidates) was taken
+
+
+def test_default_process_maps_each_code_point_to_one() -> None:
+    """What the index relies on to find short raw labels (codes) among the short processed ones: processing never lengthens."""
+    for c in range(0x110000):
+        assert len(utils.default_process("a" + chr(c) + "a")) == 3

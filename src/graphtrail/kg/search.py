@@ -27,9 +27,9 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from itertools import chain
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -374,6 +374,7 @@ class EntityIndex:
         return set(self.exact.labels_of(np.concatenate(texts)).tolist())
 
     def _exact_candidates(self, processed: str) -> list[int]:
+        """The labels whose processed text is the processed query (a method apart, so a test can compare it)."""
         return self.exact.get(processed, [])
 
     # ------------------------------------------------------------ search
