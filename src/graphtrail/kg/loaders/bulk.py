@@ -18,6 +18,7 @@ import numpy as np
 
 from ..graph import KnowledgeGraph
 from .lookup import positions_in
+from .splitcells import CellColumn
 
 __all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused", "RepeatedId"]
 
@@ -152,19 +153,24 @@ def end_positions(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    heads, tails = _text_column(heads, keep_string=True), _text_column(tails, keep_string=True)
-    if heads.type != tails.type:
-        heads, tails = heads.cast(pa.large_string()), tails.cast(pa.large_string())
+    cells = isinstance(heads, CellColumn)  # (both) cells of a file: looked up in its bytes, copied out only where no id matched
+    if not cells:
+        heads, tails = _text_column(heads, keep_string=True), _text_column(tails, keep_string=True)
+        if heads.type != tails.type:
+            heads, tails = heads.cast(pa.large_string()), tails.cast(pa.large_string())
     n = len(heads)
-    ends = pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
+    ends = [heads, tails] if cells else pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
     n_known = kg._store.n_entities()
     if not n_known:  # every value is a new entity
-        codes, values = _encoded(ends, strip)
+        codes, values = _encoded(pa.concat_arrays([heads.take(), tails.take()]) if cells else ends, strip)
         position = np.full(len(values), -1, dtype=np.int64)
         rows = np.arange(len(codes), dtype=np.int64)
     else:
         id_set = _text_column(known if known is not None else kg._store.ids, keep_string=True).combine_chunks()
-        looked_up = pa.chunked_array([id_set.cast(ends.type), *ends.chunks], type=ends.type) if check_known else ends
+        if check_known:
+            looked_up = [id_set, heads, tails] if cells else pa.chunked_array([id_set.cast(ends.type), *ends.chunks], type=ends.type)
+        else:
+            looked_up = ends
         found = positions_in(looked_up, id_set)
         if check_known:  # each id must find itself: index_in answers a repeated one with its first place
             if (found[: len(id_set)] != np.arange(len(id_set))).any():
@@ -174,7 +180,12 @@ def end_positions(
         if not len(rows):
             return found[:n], found[n:], []
         changed: list[bool] = []
-        codes, values = _encoded(pc.filter(ends, pa.array(found < 0)), strip, changed)  # chunk by chunk (a take would join them)
+        if cells:
+            split = int(np.searchsorted(rows, n))
+            missing = pa.concat_arrays([heads.take(rows[:split]), tails.take(rows[split:] - n)])
+        else:
+            missing = pc.filter(ends, pa.array(found < 0))  # chunk by chunk (a take would join them)
+        codes, values = _encoded(missing, strip, changed)
         if changed:  # a padded end may be an id once stripped
             position = positions_in(values, id_set)
         else:  # none is: each was looked up as it is

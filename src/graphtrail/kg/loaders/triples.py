@@ -23,6 +23,7 @@ from .delimited import (
 from .bulk import RepeatedId, add_triples, gc_paused
 from .lookup import positions_in
 from .paths import PathLike, graph_name
+from .splitcells import CellColumn, split_cells
 from .textcolumns import alias_tuples, casefold
 
 __all__ = ["load_triples", "find_entity_table", "FAST_PATH_BYTES"]
@@ -310,10 +311,11 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str,
         import pyarrow.compute as pc
     except ImportError:  # pyarrow is optional (graphtrail[graphrag]): the exact reader loads it, slower
         return False
-    columns = fast_columns(raw, delimiter, strip=False)  # heads, relations, tails: stripped by their distinct values
+    # heads, relations, tails: stripped by their distinct values; cells of the file where it can be split without pyarrow
+    columns = split_cells(raw, delimiter) or fast_columns(raw, delimiter, strip=False)
     if columns is None or len(columns) < 3:
         return False
-    first = [c[0].as_py().strip() for c in columns]
+    first = [(c.first() if isinstance(c, CellColumn) else c[0].as_py()).strip() for c in columns]
     desc_col = 3
     skip = 0
     if _is_triples_header(first):
@@ -326,7 +328,12 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str,
     if n <= 0:
         return False
     heads, relations, tails = (columns[i].slice(skip) for i in range(3))
-    descriptions = pc.utf8_trim(columns[desc_col].slice(skip), characters=PY_WHITESPACE) if 0 <= desc_col < len(columns) else None
+    if isinstance(relations, CellColumn):
+        relations = relations.take()
+    descriptions = None
+    if 0 <= desc_col < len(columns):
+        descriptions = columns[desc_col].slice(skip)
+        descriptions = pc.utf8_trim(descriptions.take() if isinstance(descriptions, CellColumn) else descriptions, characters=PY_WHITESPACE)
     if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True, check_known=check_known):
         return False  # an empty cell (the exact reader names its line), or no pyarrow
     if skip:
