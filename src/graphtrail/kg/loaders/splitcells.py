@@ -111,7 +111,10 @@ def split_cells(raw: Any, delimiter: str, max_columns: int = 64) -> list[CellCol
     UTF-8, and anything :mod:`.delimited` leaves to the exact reader (a comment line, a NUL).
     Cells are not stripped. A byte-order mark is skipped.
     """
-    import pyarrow as pa
+    try:
+        import pyarrow as pa
+    except ImportError:  # pyarrow is optional (graphtrail[graphrag]): the exact reader reads the file
+        return None
 
     from .delimited import _needs_exact_reader
 
