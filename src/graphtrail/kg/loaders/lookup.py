@@ -141,7 +141,7 @@ def _words(column: Any, n_words: int, skip: int = 0) -> tuple[list[np.ndarray], 
 
     chunks = _chunks(column)
     total = sum(len(chunk) for chunk in chunks)
-    words = [np.empty(total, dtype=np.uint64) for _ in range(n_words)]
+    words = [np.empty(total if len(chunks) != 1 else 0, dtype=np.uint64) for _ in range(n_words)]
     lengths = np.empty(total, dtype=np.int64)
     done = 0
     for chunk in chunks:
@@ -168,8 +168,12 @@ def _words(column: Any, n_words: int, skip: int = 0) -> tuple[list[np.ndarray], 
             lengths[done : done + n] -= skip
         for k in range(n_words):
             at = start + (8 * k + skip) if k or skip else start
-            word = words[k][done : done + n]
-            word[...] = windows[np.minimum(at, last)]  # (np.take would copy every window first)
+            word = windows[np.minimum(at, last)]  # (np.take would copy every window first)
+            if len(chunks) == 1:  # the gather's array is the words' (no copy)
+                words[k] = word
+            else:
+                words[k][done : done + n] = word
+                word = words[k][done : done + n]
             late = int(np.searchsorted(at, last, side="right"))  # offsets ascend: the strings past ``last`` end the chunk
             if late < n:  # near the buffer's end: read the last window and shift
                 word[late:] = windows[last] >> (np.minimum(at[late:] - last, 7) * 8).astype(np.uint64)
@@ -188,11 +192,22 @@ def _mix(words: list[np.ndarray], lengths: np.ndarray) -> np.ndarray:
     return h
 
 
-def _keys(column: Any, n_words: int, exact: bool, skip: int = 0) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
-    """``(key, words, lengths)``; ``exact``: strings of at most 7 bytes, whose one word and length make a key equal only for equal strings."""
+def _keys(column: Any, n_words: int, exact: bool, skip: int = 0) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None]:
+    """``(key, words, lengths)``; ``exact``: strings of at most 7 bytes, whose one word and length make a key equal only for equal strings.
+
+    An exact key is built in the word's and the lengths' arrays (no copy of
+    either: two fewer passes over millions of values), so then it returns ``(key, [], None)``.
+    """
     words, lengths = _words(column, n_words, skip)
     if exact:
-        return words[0] | (np.clip(lengths, 0, 255).view(np.uint64) << np.uint64(56)), words, lengths
+        key = words[0]
+        if skip:
+            np.maximum(lengths, 0, out=lengths)
+        np.minimum(lengths, 255, out=lengths)
+        shifted = lengths.view(np.uint64)
+        shifted <<= np.uint64(56)
+        key |= shifted
+        return key, [], None
     return _mix(words, lengths), words, lengths
 
 
