@@ -246,10 +246,14 @@ def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool, sk
         placed[free] = table[slot[free]] == pending[free]
         pending, slot = pending[~placed], (slot[~placed] + 1) & mask
     key, words, lengths = _keys(values, n_words, exact, skip)
-    slot = ((key * _M1) >> shift).view(np.int64)
+    slot = key * _M1
+    slot >>= shift
+    slot = slot.view(np.int64)
     at = table[slot]
-    out = np.where(set_key[at] == key, at, np.int64(-1))  # an empty slot (-1) reads the last entry: -1 either way
-    rows = np.flatnonzero((at >= 0) & (out < 0))  # a slot taken by another string: probe on
+    hit = set_key[at] == key  # an empty slot (-1) reads the last entry: -1 either way
+    out = np.where(hit, at, np.int64(-1))
+    hit |= at < 0
+    rows = np.flatnonzero(~hit)  # a slot taken by another string: probe on
     slot = (slot[rows] + 1) & mask
     while len(rows):
         at = table[slot]
