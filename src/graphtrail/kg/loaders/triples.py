@@ -172,11 +172,22 @@ def _name_resolver(names: Any) -> Any:
 
         table = names() if callable(names) else names
         folded = casefold(table if not isinstance(table, list) else pa.array(table, type=pa.large_string()))
-        codes = pc.dictionary_encode(folded).indices.to_numpy(zero_copy_only=False)
-        unique = np.bincount(codes)[codes] == 1  # per entity: no other entity has its name
         wanted = casefold(values).cast(folded.type)
-        at = positions_in(wanted, folded)
-        return np.where((at >= 0) & unique[np.maximum(at, 0)], at, -1)
+        # One hash table for both: the names' codes come first, numbered in order of first appearance.
+        codes = pc.dictionary_encode(pa.concat_arrays([folded, wanted])).indices.to_numpy(zero_copy_only=False)
+        of_names, of_values = codes[: len(folded)], codes[len(folded) :]
+        seen = np.maximum.accumulate(of_names) if len(of_names) else of_names
+        first = np.flatnonzero(np.diff(seen, prepend=-1) > 0)  # each name code's first row
+        if not len(first):  # no names
+            return np.full(len(wanted), -1, dtype=np.int64)
+        if len(first) != seen[-1] + 1:  # pragma: no cover - codes not numbered in order: look them up
+            at = positions_in(wanted, folded)
+            unique = np.bincount(of_names)[of_names] == 1
+            return np.where((at >= 0) & unique[np.maximum(at, 0)], at, -1)
+        alone = np.bincount(of_names, minlength=len(first)) == 1  # per name code: one entity has it
+        known = of_values < len(first)
+        code = np.where(known, of_values, 0)
+        return np.where(known & alone[code], first[code], -1)
 
     return resolve
 
