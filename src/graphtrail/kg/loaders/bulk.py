@@ -223,7 +223,11 @@ def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Non
     distinct hashes mean distinct keys. Only the rows whose hash repeats
     (the repeated triples, and a few hash collisions) are compared by key.
     """
-    hashed = ((key.astype(np.uint64, copy=False) * _MIX) >> np.uint64(32)).astype(np.uint32)
+    mixed = key.astype(np.uint64)
+    mixed *= _MIX
+    mixed >>= np.uint64(32)
+    hashed = mixed.astype(np.uint32)
+    del mixed
     ordered = np.sort(hashed)
     same = ordered[1:] == ordered[:-1]
     if not same.any():
@@ -299,7 +303,11 @@ def add_triples(
         return False
     if new_ids:
         s.add_entities(new_ids, new_ids, ["entity"] * len(new_ids), [""] * len(new_ids), [()] * len(new_ids))
-    key = (u * n_rel + rel_codes) * n_nodes + v
+    key = u.astype(np.int64)  # (u * n_rel + rel_codes) * n_nodes + v, in one array
+    key *= n_rel
+    key += rel_codes
+    key *= n_nodes
+    key += v
     repeats = _repeats(key)
     descriptions = None
     if description_column is not None:
