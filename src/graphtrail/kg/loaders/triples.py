@@ -2,7 +2,9 @@
 
 Two readers give one graph: the exact reader (:func:`~.delimited.read_records`,
 which names the line of any error) and, for files of :data:`FAST_PATH_BYTES` or
-more, a pyarrow reader that declines whenever the exact one must decide.
+more, a columnar reader that declines whenever the exact one must decide. The
+columnar reader splits tab- and pipe-separated files into cell bounds with numpy
+(:mod:`.splitcells`) where that gives pyarrow's cells, else uses pyarrow's CSV reader.
 """
 
 from __future__ import annotations
