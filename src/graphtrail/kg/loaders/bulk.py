@@ -18,6 +18,7 @@ import numpy as np
 
 from ..graph import KnowledgeGraph
 from .lookup import positions_in
+from .splitcells import CellColumn
 
 __all__ = ["add_triples", "appearance_codes", "end_positions", "first_positions", "gc_paused", "RepeatedId"]
 
@@ -152,19 +153,24 @@ def end_positions(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    heads, tails = _text_column(heads, keep_string=True), _text_column(tails, keep_string=True)
-    if heads.type != tails.type:
-        heads, tails = heads.cast(pa.large_string()), tails.cast(pa.large_string())
+    cells = isinstance(heads, CellColumn)  # (both) cells of a file: looked up in its bytes, copied out only where no id matched
+    if not cells:
+        heads, tails = _text_column(heads, keep_string=True), _text_column(tails, keep_string=True)
+        if heads.type != tails.type:
+            heads, tails = heads.cast(pa.large_string()), tails.cast(pa.large_string())
     n = len(heads)
-    ends = pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
+    ends = [heads, tails] if cells else pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
     n_known = kg._store.n_entities()
     if not n_known:  # every value is a new entity
-        codes, values = _encoded(ends, strip)
+        codes, values = _encoded(pa.concat_arrays([heads.take(), tails.take()]) if cells else ends, strip)
         position = np.full(len(values), -1, dtype=np.int64)
         rows = np.arange(len(codes), dtype=np.int64)
     else:
         id_set = _text_column(known if known is not None else kg._store.ids, keep_string=True).combine_chunks()
-        looked_up = pa.chunked_array([id_set.cast(ends.type), *ends.chunks], type=ends.type) if check_known else ends
+        if check_known:
+            looked_up = [id_set, heads, tails] if cells else pa.chunked_array([id_set.cast(ends.type), *ends.chunks], type=ends.type)
+        else:
+            looked_up = ends
         found = positions_in(looked_up, id_set)
         if check_known:  # each id must find itself: index_in answers a repeated one with its first place
             if (found[: len(id_set)] != np.arange(len(id_set))).any():
@@ -174,7 +180,12 @@ def end_positions(
         if not len(rows):
             return found[:n], found[n:], []
         changed: list[bool] = []
-        codes, values = _encoded(pc.filter(ends, pa.array(found < 0)), strip, changed)  # chunk by chunk (a take would join them)
+        if cells:
+            split = int(np.searchsorted(rows, n))
+            missing = pa.concat_arrays([heads.take(rows[:split]), tails.take(rows[split:] - n)])
+        else:
+            missing = pc.filter(ends, pa.array(found < 0))  # chunk by chunk (a take would join them)
+        codes, values = _encoded(missing, strip, changed)
         if changed:  # a padded end may be an id once stripped
             position = positions_in(values, id_set)
         else:  # none is: each was looked up as it is
@@ -212,7 +223,11 @@ def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Non
     distinct hashes mean distinct keys. Only the rows whose hash repeats
     (the repeated triples, and a few hash collisions) are compared by key.
     """
-    hashed = ((key.astype(np.uint64, copy=False) * _MIX) >> np.uint64(32)).astype(np.uint32)
+    mixed = key.astype(np.uint64)
+    mixed *= _MIX
+    mixed >>= np.uint64(32)
+    hashed = mixed.astype(np.uint32)
+    del mixed
     ordered = np.sort(hashed)
     same = ordered[1:] == ordered[:-1]
     if not same.any():
@@ -288,7 +303,11 @@ def add_triples(
         return False
     if new_ids:
         s.add_entities(new_ids, new_ids, ["entity"] * len(new_ids), [""] * len(new_ids), [()] * len(new_ids))
-    key = (u * n_rel + rel_codes) * n_nodes + v
+    key = u.astype(np.int64)  # (u * n_rel + rel_codes) * n_nodes + v, in one array
+    key *= n_rel
+    key += rel_codes
+    key *= n_nodes
+    key += v
     repeats = _repeats(key)
     descriptions = None
     if description_column is not None:

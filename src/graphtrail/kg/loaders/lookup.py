@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .splitcells import CellColumn
+
 __all__ = ["positions_in"]
 
 #: Sets whose strings all fit in this many 8-byte words are matched as integers (:func:`_packed_positions`).
@@ -31,24 +33,40 @@ _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 
 
 def _chunks(column: Any) -> list[Any]:
+    """Arrow arrays and :class:`~.splitcells.CellColumn` pieces, in order (``column``: either, chunked, or a list of them)."""
+    if isinstance(column, list):
+        return [chunk for piece in column for chunk in _chunks(piece)]
     return list(column.chunks) if hasattr(column, "chunks") else [column]
+
+
+def _arrow(values: Any, kind: Any) -> Any:
+    """``values`` as one Arrow chunked array of type ``kind`` (cells copied out of their file)."""
+    import pyarrow as pa
+
+    if hasattr(values, "type"):
+        return values
+    return pa.chunked_array([(c.take() if isinstance(c, CellColumn) else c).cast(kind) for c in _chunks(values)], type=kind)
 
 
 def positions_in(values: Any, value_set: Any) -> np.ndarray:
     """Each value's position in ``value_set`` (its first, if repeated), -1 where absent: ``index_in(values, value_set)`` as int64.
 
-    Both are Arrow string arrays (chunked or not, ``string`` or ``large_string``) without nulls.
+    ``value_set``: an Arrow string array (chunked or not, ``string`` or
+    ``large_string``); ``values``: one too, or cells of a file
+    (:class:`~.splitcells.CellColumn`), or a list of such pieces. No nulls in either.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if not hasattr(value_set, "chunks"):
         value_set = pa.chunked_array([value_set])
-    if value_set.type != values.type:
+    if not hasattr(values, "type"):  # cells, or a list of pieces: matched as bytes, whatever the set's string type
+        values = [c.cast(value_set.type) if hasattr(c, "type") and c.type != value_set.type else c for c in _chunks(values)]
+    elif value_set.type != values.type:
         value_set = value_set.cast(values.type)
     value_set = value_set.combine_chunks()
-    if value_set.null_count or values.null_count:
-        return _as_positions(pc.index_in(values, value_set=value_set))
+    if value_set.null_count or any(getattr(c, "null_count", 0) for c in _chunks(values)):
+        return _as_positions(pc.index_in(_arrow(values, value_set.type), value_set=value_set))
     found = _packed_or_none(values, value_set)
     if found is not None:
         return found
@@ -56,10 +74,22 @@ def positions_in(values: Any, value_set: Any) -> np.ndarray:
     if prefix:  # ids such as https://example.org/entity/00001234: look the rest up, among the rests
         found = _packed_or_none(values, value_set, skip=len(prefix.encode()))
         if found is not None:
-            starts = pc.starts_with(values, prefix)
-            found[~np.concatenate([c.to_numpy(zero_copy_only=False) for c in _chunks(starts)] or [np.zeros(0, bool)])] = -1
+            found[~_starts_with(values, prefix)] = -1
             return found
-    return _as_positions(pc.index_in(values, value_set=value_set))
+    return _as_positions(pc.index_in(_arrow(values, value_set.type), value_set=value_set))
+
+
+def _starts_with(values: Any, prefix: str) -> np.ndarray:
+    """Per value, whether it starts with ``prefix`` (cells: read in their file, :meth:`~.splitcells.CellColumn.spans`)."""
+    import pyarrow.compute as pc
+
+    out = []
+    for chunk in _chunks(values):
+        if not isinstance(chunk, CellColumn):
+            out.append(pc.starts_with(chunk, prefix).to_numpy(zero_copy_only=False))
+            continue
+        out.append(pc.starts_with(chunk.spans(), prefix).to_numpy(zero_copy_only=False)[::2])  # (the even items are the cells)
+    return np.concatenate(out) if out else np.zeros(0, dtype=bool)
 
 
 def _packed_or_none(values: Any, value_set: Any, skip: int = 0) -> np.ndarray | None:
@@ -109,33 +139,41 @@ def _words(column: Any, n_words: int, skip: int = 0) -> tuple[list[np.ndarray], 
     """
     import pyarrow as pa
 
-    total = len(column)
-    words = [np.empty(total, dtype=np.uint64) for _ in range(n_words)]
+    chunks = _chunks(column)
+    total = sum(len(chunk) for chunk in chunks)
+    words = [np.empty(total if len(chunks) != 1 else 0, dtype=np.uint64) for _ in range(n_words)]
     lengths = np.empty(total, dtype=np.int64)
     done = 0
-    for chunk in _chunks(column):
+    for chunk in chunks:
         n = len(chunk)
         if not n:
             continue
-        buffers = chunk.buffers()
-        offsets = np.frombuffer(buffers[1], dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
-        offsets = offsets[chunk.offset : chunk.offset + n + 1]
-        data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+        if isinstance(chunk, CellColumn):  # cells of a file: their bounds in its bytes (int64)
+            data, start, end = chunk.data, chunk.starts, chunk.ends
+        else:
+            buffers = chunk.buffers()
+            offsets = np.frombuffer(buffers[1], dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+            offsets = offsets[chunk.offset : chunk.offset + n + 1]
+            data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+            if len(data) - 8 > 2**31 - 64:  # int32 offsets plus 8 * k could overflow
+                offsets = offsets.astype(np.int64)
+            start, end = offsets[:-1], offsets[1:]
         if len(data) < 16:  # too short for the 8-byte windows below: a padded copy
             data = np.concatenate([data, np.zeros(16, dtype=np.uint8)])
         last = len(data) - 8
-        if last > 2**31 - 64:  # int32 offsets plus 8 * k could overflow
-            offsets = offsets.astype(np.int64)
         # every 8-byte window of the data, as an unaligned little-endian integer view (no copy)
         windows = np.ndarray((last + 1,), dtype="<u8", buffer=data, offset=0, strides=(1,))
-        start, end = offsets[:-1], offsets[1:]
         np.subtract(end, start, out=lengths[done : done + n])
         if skip:
             lengths[done : done + n] -= skip
         for k in range(n_words):
             at = start + (8 * k + skip) if k or skip else start
-            word = words[k][done : done + n]
-            word[...] = windows[np.minimum(at, last)]  # (np.take would copy every window first)
+            word = windows[np.minimum(at, last)]  # (np.take would copy every window first)
+            if len(chunks) == 1:  # the gather's array is the words' (no copy)
+                words[k] = word
+            else:
+                words[k][done : done + n] = word
+                word = words[k][done : done + n]
             late = int(np.searchsorted(at, last, side="right"))  # offsets ascend: the strings past ``last`` end the chunk
             if late < n:  # near the buffer's end: read the last window and shift
                 word[late:] = windows[last] >> (np.minimum(at[late:] - last, 7) * 8).astype(np.uint64)
@@ -154,11 +192,22 @@ def _mix(words: list[np.ndarray], lengths: np.ndarray) -> np.ndarray:
     return h
 
 
-def _keys(column: Any, n_words: int, exact: bool, skip: int = 0) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
-    """``(key, words, lengths)``; ``exact``: strings of at most 7 bytes, whose one word and length make a key equal only for equal strings."""
+def _keys(column: Any, n_words: int, exact: bool, skip: int = 0) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None]:
+    """``(key, words, lengths)``; ``exact``: strings of at most 7 bytes, whose one word and length make a key equal only for equal strings.
+
+    An exact key is built in the word's and the lengths' arrays (no copy of
+    either: two fewer passes over millions of values), so then it returns ``(key, [], None)``.
+    """
     words, lengths = _words(column, n_words, skip)
     if exact:
-        return words[0] | (np.clip(lengths, 0, 255).view(np.uint64) << np.uint64(56)), words, lengths
+        key = words[0]
+        if skip:
+            np.maximum(lengths, 0, out=lengths)
+        np.minimum(lengths, 255, out=lengths)
+        shifted = lengths.view(np.uint64)
+        shifted <<= np.uint64(56)
+        key |= shifted
+        return key, [], None
     return _mix(words, lengths), words, lengths
 
 
@@ -197,10 +246,14 @@ def _packed_positions(values: Any, value_set: Any, n_words: int, exact: bool, sk
         placed[free] = table[slot[free]] == pending[free]
         pending, slot = pending[~placed], (slot[~placed] + 1) & mask
     key, words, lengths = _keys(values, n_words, exact, skip)
-    slot = ((key * _M1) >> shift).view(np.int64)
+    slot = key * _M1
+    slot >>= shift
+    slot = slot.view(np.int64)
     at = table[slot]
-    out = np.where(set_key[at] == key, at, np.int64(-1))  # an empty slot (-1) reads the last entry: -1 either way
-    rows = np.flatnonzero((at >= 0) & (out < 0))  # a slot taken by another string: probe on
+    hit = set_key[at] == key  # an empty slot (-1) reads the last entry: -1 either way
+    out = np.where(hit, at, np.int64(-1))
+    hit |= at < 0
+    rows = np.flatnonzero(~hit)  # a slot taken by another string: probe on
     slot = (slot[rows] + 1) & mask
     while len(rows):
         at = table[slot]

@@ -2,7 +2,9 @@
 
 Two readers give one graph: the exact reader (:func:`~.delimited.read_records`,
 which names the line of any error) and, for files of :data:`FAST_PATH_BYTES` or
-more, a pyarrow reader that declines whenever the exact one must decide.
+more, a columnar reader that declines whenever the exact one must decide. The
+columnar reader splits tab- and pipe-separated files into cell bounds with numpy
+(:mod:`.splitcells`) where that gives pyarrow's cells, else uses pyarrow's CSV reader.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .delimited import (
 from .bulk import RepeatedId, add_triples, gc_paused
 from .lookup import positions_in
 from .paths import PathLike, graph_name
+from .splitcells import CellColumn, split_cells
 from .textcolumns import alias_tuples, casefold
 
 __all__ = ["load_triples", "find_entity_table", "FAST_PATH_BYTES"]
@@ -74,79 +77,119 @@ def _warn_unread_columns(path: Path, lineno: int, header: Sequence[str], used: S
 
 
 def _entity_table_fast(path: Path) -> dict[str, Any] | None:
-    """The entity table's columns read with pyarrow, or ``None`` when the exact reader must decide.
+    """The entity table's columns read in columns (:mod:`.splitcells`, else pyarrow), or ``None`` when the exact reader must decide.
 
     Declines (and the exact reader then names the line) on anything it would
     have to report: a missing id column, an empty id, ragged rows. A repeated
     id is found later, while the triples' ends are looked up among the ids
     (:class:`~.bulk.RepeatedId`, or by the id index the exact reader builds), saving a pass over them.
-    Returns ``n`` (the number of entities), ``arrow_ids``/``arrow_names`` (for
-    resolving triples in columns) and the five columns the graph stores, each
-    as a builder of its Python list: the graph builds them when first read.
+    Returns ``n`` (the number of entities), ``arrow_ids`` and ``arrow_names``
+    (for resolving triples in columns; the names a builder of the Arrow array)
+    and the five columns the graph stores, each as a builder of its Python
+    list: the graph builds them when first read. Split cells are kept in a copy
+    of the file's bytes and copied out and stripped when first read, the ids only now.
     """
     with mapped_bytes(path) as raw:
         if len(raw) < FAST_PATH_BYTES:
             return None
         text_head = read_text(path, raw[:65536].rsplit(b"\n", 1)[0] if len(raw) > 65536 else raw[:])
-        columns = fast_columns(raw, sniff_delimiter(path, text_head))
+        delimiter = sniff_delimiter(path, text_head)
+        columns: list[Any] | None = split_cells(raw, delimiter)
+        if columns is not None:  # the same cells over a copy of the file: the map is closed below
+            columns = _over_copy(columns)
+        else:
+            columns = fast_columns(raw, delimiter)
         header_line = leading_line(raw)
     if columns is None:
         return None
     import pyarrow.compute as pc
 
-    header = [c[0].as_py() for c in columns]
+    header = [(c.first() if isinstance(c, CellColumn) else c[0].as_py()).strip() for c in columns]
     names = [h.lower() for h in header]
     if "id" not in names or len(set(names)) < len(names):
         return None
     body = {n: c.slice(1) for n, c in zip(names, columns) if n in _ENTITY_COLUMNS}
-    ids = body["id"]
+
+    def column(name: str) -> Any:
+        """The column's stripped cells as an Arrow array (``None``: the table has no such column)."""
+        found = body.get(name)
+        if isinstance(found, CellColumn):
+            found = pc.utf8_trim(found.take(), characters=PY_WHITESPACE)
+        return found
+
+    ids = column("id")
     n = len(ids)
     if n == 0 or pc.min(pc.utf8_length(ids)).as_py() == 0:
         return None
     _warn_unread_columns(path, header_line, header, [i for i, n in enumerate(names) if n in _ENTITY_COLUMNS], ", ".join(_ENTITY_COLUMNS))
 
     def filled(name: str, default: Any) -> Any:
-        column = body.get(name)
-        if column is None:
+        values = column(name)
+        if values is None:
             return default
-        return pc.if_else(pc.equal(pc.utf8_length(column), 0), default, column)
+        return pc.if_else(pc.equal(pc.utf8_length(values), 0), default, values)
 
     def column_list(name: str, default: str) -> Any:
-        column = body.get(name)
-        if column is None:
+        if name not in body:
             return lambda: [default] * n
         return lambda: filled(name, default).to_pylist()
 
-    name_column = filled("name", ids)
-    aliases = body.get("aliases")
+    name_column: list[Any] = []
+
+    def arrow_names() -> Any:
+        if not name_column:
+            name_column.append(filled("name", ids))
+        return name_column[0]
+
     return {
         "n": n,
         "arrow_ids": ids,
-        "arrow_names": name_column,
+        "arrow_names": arrow_names,
         "id": ids.to_pylist,
-        "name": name_column.to_pylist,
+        "name": lambda: arrow_names().to_pylist(),
         "type": column_list("type", "entity"),
         "description": column_list("description", ""),
-        "aliases": (lambda: alias_tuples(aliases)) if aliases is not None else (lambda: [()] * n),
+        "aliases": (lambda: alias_tuples(column("aliases"))) if "aliases" in body else (lambda: [()] * n),
     }
+
+
+def _over_copy(columns: list[CellColumn]) -> list[CellColumn]:
+    """The same cells over a copy of their file's bytes (the lazy columns outlive the file's memory map)."""
+    import pyarrow as pa
+
+    copy = np.array(columns[0].data)
+    buffer = pa.py_buffer(copy)
+    return [CellColumn(copy, buffer, c.starts, c.ends) for c in columns]
 
 
 def _name_resolver(names: Any) -> Any:
     """Distinct triple values (an Arrow array) -> the row of the one entity whose name they casefold to (-1: none, or several).
 
-    ``names``: the table's names, in row order (an Arrow array or a list).
+    ``names``: the table's names, in row order (an Arrow array or a list, or a builder of the array).
     """
 
     def resolve(values: Any) -> np.ndarray:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        folded = casefold(names if not isinstance(names, list) else pa.array(names, type=pa.large_string()))
-        codes = pc.dictionary_encode(folded).indices.to_numpy(zero_copy_only=False)
-        unique = np.bincount(codes)[codes] == 1  # per entity: no other entity has its name
+        table = names() if callable(names) else names
+        folded = casefold(table if not isinstance(table, list) else pa.array(table, type=pa.large_string()))
         wanted = casefold(values).cast(folded.type)
-        at = positions_in(wanted, folded)
-        return np.where((at >= 0) & unique[np.maximum(at, 0)], at, -1)
+        # One hash table for both: the names' codes come first, numbered in order of first appearance.
+        codes = pc.dictionary_encode(pa.concat_arrays([folded, wanted])).indices.to_numpy(zero_copy_only=False)
+        of_names, of_values = codes[: len(folded)], codes[len(folded) :]
+        seen = np.maximum.accumulate(of_names) if len(of_names) else of_names
+        first = np.flatnonzero(np.diff(seen, prepend=-1) > 0)  # each name code's first row
+        if not len(first):  # no names
+            return np.full(len(wanted), -1, dtype=np.int64)
+        if len(first) != seen[-1] + 1:  # pragma: no cover - codes not numbered in order: look them up
+            at = positions_in(wanted, folded)
+            unique = np.bincount(of_names)[of_names] == 1
+            return np.where((at >= 0) & unique[np.maximum(at, 0)], at, -1)
+        alone = np.bincount(of_names, minlength=len(first)) == 1  # per name code: one entity has it
+        known = of_values < len(first)
+        code = np.where(known, of_values, 0)
+        return np.where(known & alone[code], first[code], -1)
 
     return resolve
 
@@ -310,10 +353,11 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str,
         import pyarrow.compute as pc
     except ImportError:  # pyarrow is optional (graphtrail[graphrag]): the exact reader loads it, slower
         return False
-    columns = fast_columns(raw, delimiter, strip=False)  # heads, relations, tails: stripped by their distinct values
+    # heads, relations, tails: stripped by their distinct values; cells of the file where it can be split without pyarrow
+    columns = split_cells(raw, delimiter) or fast_columns(raw, delimiter, strip=False)
     if columns is None or len(columns) < 3:
         return False
-    first = [c[0].as_py().strip() for c in columns]
+    first = [(c.first() if isinstance(c, CellColumn) else c[0].as_py()).strip() for c in columns]
     desc_col = 3
     skip = 0
     if _is_triples_header(first):
@@ -326,7 +370,12 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str,
     if n <= 0:
         return False
     heads, relations, tails = (columns[i].slice(skip) for i in range(3))
-    descriptions = pc.utf8_trim(columns[desc_col].slice(skip), characters=PY_WHITESPACE) if 0 <= desc_col < len(columns) else None
+    if isinstance(relations, CellColumn):
+        relations = relations.take()
+    descriptions = None
+    if 0 <= desc_col < len(columns):
+        descriptions = columns[desc_col].slice(skip)
+        descriptions = pc.utf8_trim(descriptions.take() if isinstance(descriptions, CellColumn) else descriptions, characters=PY_WHITESPACE)
     if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True, check_known=check_known):
         return False  # an empty cell (the exact reader names its line), or no pyarrow
     if skip:
