@@ -19,9 +19,13 @@ match. It is written once per size under ``--workdir`` and reused.
 Each size runs in a fresh child process (so peak RSS is that size's own) and
 prints:
 
-- the yardstick: the default ``pandas.read_csv(path, sep="\\t")`` of the same file (CPU, warmed up);
+- the yardstick: the default ``pandas.read_csv(path, sep="\\t")`` of the same file (CPU), its
+  first call in the process and warm (median of three after it);
 - for databases, ``kg import`` (load the file, write the database) and opening
-  it; in memory, the load (targets at 1M edges: <= 5 s CPU, <= 1 GB, <= 3x read_csv);
+  it; in memory, the load, first in the process and again warm, after the
+  graph is released (targets at 1M edges: the first load <= 5 s CPU and <= 1 GB;
+  warm, <= 3x the warm read_csv, the issue's "same process, after a warm-up";
+  the first load over the first read_csv is printed too);
 - the first search after open (in memory: it builds the search index), and
   search p50 and p99 over names and typo'd names: over the first 25 calls
   after the graph was opened (the cold figure), then over other names after
@@ -61,6 +65,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import math
 import os
@@ -314,28 +319,51 @@ def _typo(name: str, rng: random.Random) -> str:
     return name[:i] + name[i + 1 :]
 
 
-def _read_csv_baseline(path: Path) -> float:
+def _read_csv_baseline(path: Path) -> dict[str, float]:
     """CPU seconds of the default ``pandas.read_csv(path, sep="\\t")`` of the same file: the yardstick for the load (target <= 3x).
 
-    The call a user would make, after a warm-up, median of three. (It used to be
-    ``dtype=str, quoting=3, keep_default_na=False``, which on pandas 3 is several
-    times slower than the default call: see benchmarks/load_formats.py.)
+    The call a user would make: its first call in the process (``read_csv_cold_cpu_s``, beside the
+    load's first call) and, after it, the median of three (``read_csv_cpu_s``, beside the median of
+    the warm loads, :func:`_warm_loads`). (It used to be ``dtype=str, quoting=3, keep_default_na=False``,
+    which on pandas 3 is several times slower than the default call: see benchmarks/load_formats.py.)
     """
     import pandas as pd
 
+    start = time.process_time()
     pd.read_csv(path, sep="\t")
+    cold = time.process_time() - start
     times = []
     for _ in range(3):
         start = time.process_time()
         pd.read_csv(path, sep="\t")
         times.append(time.process_time() - start)
-    return statistics.median(times)
+    return {"read_csv_cold_cpu_s": cold, "read_csv_cpu_s": statistics.median(times)}
+
+
+def _warm_loads(path: Path, rounds: int = 3) -> dict[str, float]:
+    """CPU seconds of ``load_kg`` of the file again, once the process has loaded it (median of ``rounds``).
+
+    The first load in a process (``load_cpu_s``) also pays for what a process does once: Arrow's
+    kernels and allocator on first use, lazy imports. The issue's yardstick rule is "same process,
+    after a warm-up", so the ratio target reads these against the warm ``read_csv``; the cold pair is
+    printed too. Run after the graph of the first load is released, so the peak RSS rows stay its own.
+    """
+    from graphtrail.agents import load_kg
+
+    times = []
+    for _ in range(rounds):
+        gc.collect()
+        start = time.process_time()
+        kg = load_kg(path, cache_communities=False)
+        times.append(time.process_time() - start)
+        del kg
+    return {"load_warm_cpu_s": statistics.median(times)}
 
 
 def measure(path: Path, backend: str, scratch: Path, repeats: int, communities: bool) -> dict[str, float]:
     import graphtrail.agents  # noqa: F401 - imports are not load time
 
-    out: dict[str, float] = {"rss_start_mb": _rss_mb(), "read_csv_cpu_s": _read_csv_baseline(path)}
+    out: dict[str, float] = {"rss_start_mb": _rss_mb(), **_read_csv_baseline(path)}
     with contextlib.ExitStack() as stack:
         opened = BACKENDS[backend](path, scratch, stack)
         kg = opened.kg
@@ -343,6 +371,9 @@ def measure(path: Path, backend: str, scratch: Path, repeats: int, communities: 
         out["rss_load_mb"] = _rss_mb()
         out.update(_exercise(kg, repeats, communities, _Calls(opened.server)))
     out["rss_end_mb"] = _rss_mb()
+    if backend == "memory":
+        del kg, opened
+        out.update(_warm_loads(path))
     return out
 
 
@@ -421,11 +452,13 @@ ROWS = [
     ("neo4j_txlogs_mb", "Neo4j transaction logs on disk", "MB"),
     ("loadavg_start", "load average (1 min) before the calls", ""),
     ("loadavg_end", "load average (1 min) after the calls", ""),
-    ("read_csv_cpu_s", "pandas.read_csv of the file (CPU)", "s"),
+    ("read_csv_cold_cpu_s", "pandas.read_csv of the file, first (CPU)", "s"),
+    ("read_csv_cpu_s", "pandas.read_csv of the file, warm (CPU)", "s"),
     ("import_s", "kg import (load + write)", "s"),
     ("import_cpu_s", "  (CPU)", "s"),
     ("load_s", "load (memory) / open (database)", "s"),
     ("load_cpu_s", "  (CPU)", "s"),
+    ("load_warm_cpu_s", "load again, warm (CPU, median of 3)", "s"),
     ("rss_start_mb", "RSS before load (imports)", "MB"),
     ("rss_load_mb", "peak RSS after load", "MB"),
     ("warmup_s", "warm-up after open (background)", "s"),
@@ -455,7 +488,7 @@ ROWS = [
 #: (figure, edges) -> limit, per backend; "ratio:" figures are divided by the read_csv baseline.
 TARGETS: dict[str, dict[tuple[str, int], float]] = {
     "memory": {("load_cpu_s", 1_000_000): 5.0, ("rss_load_mb", 1_000_000): 1024.0, ("search_p50_cpu_ms", 1_000_000): 20.0,
-               ("communities_cpu_s", 1_000_000): 10.0, ("ratio:load_cpu_s", 1_000_000): 3.0},
+               ("communities_cpu_s", 1_000_000): 10.0, ("ratio:load_warm_cpu_s", 1_000_000): 3.0},
     # Databases: the first users after a start see the cold figures (the first 25 searches after open).
     **{backend: {(key, size): limit for size in (300_000, 1_000_000)
                  for key, limit in (("search_cold_p50_ms", 50.0), ("search_cold_p99_ms", 150.0))}
@@ -471,8 +504,11 @@ def _targets(backend: str, results: dict[int, dict[str, float]]) -> None:
         row = results[size]
         if key.startswith("ratio:"):
             name = key[len("ratio:"):]
-            value = row[name] / row["read_csv_cpu_s"]
-            label = f"{name} / read_csv CPU"
+            value = row.get(name, float("nan")) / row["read_csv_cpu_s"]
+            label = f"{name} / read_csv CPU (both warm)"
+            if "read_csv_cold_cpu_s" in row and "load_cpu_s" in row:
+                print(f"cold: the first load_cpu_s / the first read_csv CPU at {size:,} edges: "
+                      f"{row['load_cpu_s'] / row['read_csv_cold_cpu_s']:.2f} (printed, not a target)")
         else:
             value, label = row.get(key, float("nan")), key
         verdict = "not measured" if math.isnan(value) else ("MET" if value <= limit else "NOT met")
