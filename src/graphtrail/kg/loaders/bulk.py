@@ -161,6 +161,13 @@ def end_positions(
     n = len(heads)
     ends = [heads, tails] if cells else pa.chunked_array(heads.chunks + tails.chunks, type=heads.type)
     n_known = kg._store.n_entities()
+    if not n_known and cells:  # every value is a new entity, numbered in head, tail, head, tail ... order
+        # Read as that one interleaved sequence, the encoder's codes are already in order of first appearance
+        # (appearance_codes checks, and renumbers if not): no second pass to find each value's first place.
+        starts, stops = np.empty(2 * n, dtype=heads.starts.dtype), np.empty(2 * n, dtype=heads.ends.dtype)
+        starts[0::2], starts[1::2], stops[0::2], stops[1::2] = heads.starts, tails.starts, heads.ends, tails.ends
+        codes, values = appearance_codes(CellColumn(heads.data, heads.buffer, starts, stops).take(), strip)
+        return np.ascontiguousarray(codes[0::2]), np.ascontiguousarray(codes[1::2]), values.to_pylist()
     if not n_known:  # every value is a new entity
         codes, values = _encoded(pa.concat_arrays([heads.take(), tails.take()]) if cells else ends, strip)
         position = np.full(len(values), -1, dtype=np.int64)
