@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .splitcells import CellColumn
+from .splitcells import CellColumn, arrow_of
 
 __all__ = ["positions_in"]
 
@@ -45,7 +45,7 @@ def _arrow(values: Any, kind: Any) -> Any:
 
     if hasattr(values, "type"):
         return values
-    return pa.chunked_array([(c.take() if isinstance(c, CellColumn) else c).cast(kind) for c in _chunks(values)], type=kind)
+    return pa.chunked_array([arrow_of(c).cast(kind) for c in _chunks(values)], type=kind)
 
 
 def positions_in(values: Any, value_set: Any) -> np.ndarray:
@@ -148,7 +148,7 @@ def _words(column: Any, n_words: int, skip: int = 0) -> tuple[list[np.ndarray], 
         n = len(chunk)
         if not n:
             continue
-        if isinstance(chunk, CellColumn):  # cells of a file: their bounds in its bytes (int64)
+        if isinstance(chunk, CellColumn):  # cells of a file: their bounds in its bytes (int32 below 1 GB, else int64)
             data, start, end = chunk.data, chunk.starts, chunk.ends
         else:
             buffers = chunk.buffers()

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CellColumn", "split_cells"]
+__all__ = ["CellColumn", "arrow_of", "first_cell", "split_cells"]
 
 #: Bytes compared at a time when looking for separators: the comparison's masks stay in the CPU cache.
 SCAN_BYTES = 1 << 20
@@ -73,6 +73,16 @@ class CellColumn:
         if not len(cells):
             return pa.array([], type=pa.large_string())
         return cells.spans().take(pa.array(np.arange(0, 2 * len(cells) - 1, 2, dtype=np.int64)))
+
+
+def arrow_of(column: Any) -> Any:
+    """``column`` as Arrow: cells copied out of their file (:meth:`CellColumn.take`), an Arrow column as it is."""
+    return column.take() if isinstance(column, CellColumn) else column
+
+
+def first_cell(column: Any) -> str:
+    """The first cell's text, of cells or of an Arrow column."""
+    return column.first() if isinstance(column, CellColumn) else column[0].as_py()
 
 
 def _separators(data: np.ndarray, delimiter: int, dtype: Any) -> tuple[np.ndarray, int]:

@@ -9,6 +9,7 @@ columnar reader splits tab- and pipe-separated files into cell bounds with numpy
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ from .delimited import (
 )
 from .bulk import RepeatedId, add_triples, gc_paused
 from .paths import PathLike, graph_name
-from .splitcells import CellColumn, split_cells
+from .splitcells import CellColumn, arrow_of, first_cell, split_cells
 from .textcolumns import alias_tuples, casefold
 
 __all__ = ["load_triples", "find_entity_table", "FAST_PATH_BYTES"]
@@ -103,7 +104,7 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
         return None
     import pyarrow.compute as pc
 
-    header = [(c.first() if isinstance(c, CellColumn) else c[0].as_py()).strip() for c in columns]
+    header = [first_cell(c).strip() for c in columns]
     names = [h.lower() for h in header]
     if "id" not in names or len(set(names)) < len(names):
         return None
@@ -113,7 +114,7 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
         """The column's stripped cells as an Arrow array (``None``: the table has no such column)."""
         found = body.get(name)
         if isinstance(found, CellColumn):
-            found = pc.utf8_trim(found.take(), characters=PY_WHITESPACE)
+            found = pc.utf8_trim(arrow_of(found), characters=PY_WHITESPACE)
         return found
 
     ids = column("id")
@@ -133,12 +134,9 @@ def _entity_table_fast(path: Path) -> dict[str, Any] | None:
             return lambda: [default] * n
         return lambda: filled(name, default).to_pylist()
 
-    name_column: list[Any] = []
-
+    @functools.cache
     def arrow_names() -> Any:
-        if not name_column:
-            name_column.append(filled("name", ids))
-        return name_column[0]
+        return filled("name", ids)
 
     return {
         "n": n,
@@ -350,7 +348,7 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str,
     columns = split_cells(raw, delimiter) or fast_columns(raw, delimiter, strip=False)
     if columns is None or len(columns) < 3:
         return False
-    first = [(c.first() if isinstance(c, CellColumn) else c[0].as_py()).strip() for c in columns]
+    first = [first_cell(c).strip() for c in columns]
     desc_col = 3
     skip = 0
     if _is_triples_header(first):
@@ -363,12 +361,10 @@ def _load_triples_fast(kg: KnowledgeGraph, path: Path, raw: Any, delimiter: str,
     if n <= 0:
         return False
     heads, relations, tails = (columns[i].slice(skip) for i in range(3))
-    if isinstance(relations, CellColumn):
-        relations = relations.take()
+    relations = arrow_of(relations)
     descriptions = None
     if 0 <= desc_col < len(columns):
-        descriptions = columns[desc_col].slice(skip)
-        descriptions = pc.utf8_trim(descriptions.take() if isinstance(descriptions, CellColumn) else descriptions, characters=PY_WHITESPACE)
+        descriptions = pc.utf8_trim(arrow_of(columns[desc_col].slice(skip)), characters=PY_WHITESPACE)
     if not add_triples(kg, heads, relations, tails, descriptions, known=known, by_name=by_name, strip=True, check_known=check_known):
         return False  # an empty cell (the exact reader names its line), or no pyarrow
     if skip:
