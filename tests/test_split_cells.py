@@ -135,3 +135,27 @@ def test_a_start_is_found_in_cells_up_to_the_files_last_byte(prefix: str) -> Non
         for column, strings in ((cells[0], rows[:-1] + ["x", rows[-1]]), (cells[1], ["r"] * len(rows) + [prefix])):
             expected = pa.compute.starts_with(pa.array(strings), prefix).to_pylist()
             assert _starts_with(column, prefix).tolist() == expected, (strings, prefix)
+
+
+@pytest.mark.parametrize("first_read", ["entity", "add_relation", "add_entity", "names"])
+def test_a_triples_only_graph_grows_like_one_read_row_by_row(tmp_path: Path, first_read: str) -> None:
+    """Without an entity table, the new entities' columns are built when first read (bulk._add_bare_entities):
+    whatever is read or changed first, the graph then is the exact reader's, changed the same way."""
+    rng = random.Random(7)
+    names = [f"Ent {i}" for i in range(60)] + ["é", "x" * 40]
+    (tmp_path / "g.tsv").write_text("".join(f"{rng.choice(names)}\tr{rng.randint(1, 3)}\t{rng.choice(names)}\n" for _ in range(400)))
+    lazy, exact = load_triples(tmp_path / "g.tsv", fast=True), load_triples(tmp_path / "g.tsv", fast=False)
+    assert "ids" in lazy._store._builders  # (the fast load left them to be built)
+    for kg in (lazy, exact):
+        if first_read == "entity":
+            assert kg.entity("Ent 3") is not None and kg.entity("Ent 3").name == "Ent 3"
+        elif first_read == "add_relation":
+            kg.add_relation("Ent 3", "r9", "brand new")
+        elif first_read == "add_entity":
+            kg.add_entity("solo", name="Solo", type="person")
+        kg.add_relation("é", "r1", "late")
+    s, e = lazy._store, exact._store
+    s.commit(), e.commit()
+    assert (s.ids, s.names, s.types, s.descriptions, s.aliases, s.index) == (e.ids, e.names, e.types, e.descriptions, e.aliases, e.index)
+    assert (s.src.tolist(), s.dst.tolist(), s.rel.tolist(), s.rel_labels) == (e.src.tolist(), e.dst.tolist(), e.rel.tolist(), e.rel_labels)
+    assert s.names is not s.ids  # two lists: renaming an entity must not change its id

@@ -70,13 +70,19 @@ def _encoded(column: Any, strip: bool, changed: list[bool] | None = None) -> tup
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .delimited import PY_WHITESPACE
-
     encoded = pc.dictionary_encode(column)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.unify_dictionaries().combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    values = encoded.dictionary
+    return _stripped(codes, encoded.dictionary, strip, changed)
+
+
+def _stripped(codes: np.ndarray, values: Any, strip: bool, changed: list[bool] | None = None) -> tuple[np.ndarray, Any]:
+    """:func:`_encoded`'s ``strip``, on codes and their distinct values: a merge keeps each value's first code's order."""
+    import pyarrow.compute as pc
+
+    from .delimited import PY_WHITESPACE
+
     if strip:
         lengths = pc.utf8_length(values)
         stripped = pc.utf8_trim(values, characters=PY_WHITESPACE)
@@ -94,11 +100,27 @@ def _encoded(column: Any, strip: bool, changed: list[bool] | None = None) -> tup
 
 def appearance_codes(column: Any, strip: bool = False) -> tuple[np.ndarray, Any]:
     """A string column as integer codes and its distinct values (an Arrow array), numbered in order of first appearance."""
+    codes, values = _encoded(column, strip)
+    return _in_order(codes, values)
+
+
+def in_appearance_order(codes: np.ndarray) -> bool:
+    """Whether codes ``0..k-1`` each first appear after the one before (every code up to the largest occurs).
+
+    True exactly when each code is at most one more than the largest before it: one running maximum, no scatter.
+    """
+    if not len(codes):
+        return True
+    running = np.maximum.accumulate(codes)
+    return bool(codes[0] == 0 and (np.diff(running) <= 1).all())
+
+
+def _in_order(codes: np.ndarray, values: Any) -> tuple[np.ndarray, Any]:
+    """Codes and values renumbered in order of first appearance, unless they already are (Arrow's encoder numbers them so)."""
     import pyarrow as pa
 
-    codes, values = _encoded(column, strip)
-    first = first_positions(codes, len(values))
-    if len(values) > 1 and not (first[1:] > first[:-1]).all():  # the encoder's order is not first appearance: renumber
+    if not in_appearance_order(codes):
+        first = first_positions(codes, len(values))
         order = np.argsort(first, kind="stable")
         rank = np.empty(len(values), dtype=np.int64)
         rank[order] = np.arange(len(values))
@@ -132,8 +154,8 @@ NameResolver = Callable[[Any], np.ndarray]
 def end_positions(
     kg: KnowledgeGraph, heads: Any, tails: Any, known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
     check_known: bool = False,
-) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Head and tail values as node positions, in columns: ``(u, v, new ids)``.
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Head and tail values as node positions, in columns: ``(u, v, new ids)`` (the new ids: an Arrow array or a list).
 
     A value that is an entity id of ``kg`` is that entity (``known``: the
     graph's ids as an Arrow array, when the caller has them); else what
@@ -167,7 +189,7 @@ def end_positions(
         starts, stops = np.empty(2 * n, dtype=heads.starts.dtype), np.empty(2 * n, dtype=heads.ends.dtype)
         starts[0::2], starts[1::2], stops[0::2], stops[1::2] = heads.starts, tails.starts, heads.ends, tails.ends
         codes, values = appearance_codes(CellColumn(heads.data, heads.buffer, starts, stops).take(), strip)
-        return np.ascontiguousarray(codes[0::2]), np.ascontiguousarray(codes[1::2]), values.to_pylist()
+        return np.ascontiguousarray(codes[0::2]), np.ascontiguousarray(codes[1::2]), values
     if not n_known:  # every value is a new entity
         codes, values = _encoded(pa.concat_arrays([heads.take(), tails.take()]) if cells else ends, strip)
         position = np.full(len(values), -1, dtype=np.int64)
@@ -201,7 +223,7 @@ def end_positions(
             unresolved = np.flatnonzero(position < 0)
             position[unresolved] = by_name(values.take(pa.array(unresolved)))
     fresh = np.flatnonzero(position < 0)
-    new_ids: list[str] = []
+    new_ids: Any = []
     if len(fresh):
         # where each end stands in the sequence head 0, tail 0, head 1, tail 1 ...
         order = np.where(rows < n, 2 * rows, 2 * (rows - n) + 1)
@@ -209,7 +231,7 @@ def end_positions(
         np.minimum.at(first, codes, order)
         fresh = fresh[np.argsort(first[fresh], kind="stable")]
         position[fresh] = n_known + np.arange(len(fresh))
-        new_ids = values.take(pa.array(fresh)).to_pylist()
+        new_ids = values.take(pa.array(fresh))
     if n_known:
         found[rows] = position[codes]
         return found[:n], found[n:], new_ids
@@ -260,6 +282,28 @@ def _repeats(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Non
     return np.flatnonzero(keep), first, last
 
 
+def _add_bare_entities(kg: KnowledgeGraph, ids: Any) -> None:
+    """New entities known only by their ids (an Arrow array or a list): each named by its id, of type ``entity``.
+
+    Into an empty graph they go as columns built when first read (a triples
+    file without an entity table makes 200k of them at a million edges: their
+    Python strings, lists and id index cost what the rest of the load does, and
+    a graph opened to be searched or walked reads them then).
+    """
+    s = kg._store
+    n = len(ids)
+    if not s.n_entities() and not s.n_edges():
+        listed = ids.to_pylist if hasattr(ids, "to_pylist") else (lambda: list(ids))
+        # each is named by its id: the names share the id strings (the first n ids: entities added later are appended)
+        s.adopt_columns(n, {
+            "ids": listed, "names": lambda: s.ids[:n], "types": lambda: ["entity"] * n,
+            "descriptions": lambda: [""] * n, "aliases": lambda: [()] * n,
+        })
+        return
+    ids = ids.to_pylist() if hasattr(ids, "to_pylist") else ids
+    s.add_entities(ids, ids, ["entity"] * n, [""] * n, [()] * n)
+
+
 def add_triples(
     kg: KnowledgeGraph, heads: Any, relations: Any, tails: Any, description_column: Any = None, *,
     known: Any = None, by_name: NameResolver | None = None, strip: bool = False,
@@ -286,7 +330,7 @@ def add_triples(
     except ImportError:
         return False
     s = kg._store
-    new_ids: list[str] = []
+    new_ids: Any = []
     if coded is not None:
         u, v = coded
     else:
@@ -308,8 +352,8 @@ def add_triples(
     n_nodes, n_rel = max(s.n_entities() + len(new_ids), 1), max(len(rel_labels), 1)
     if n_nodes * n_nodes * n_rel >= 2**62:  # pragma: no cover - astronomically large graphs
         return False
-    if new_ids:
-        s.add_entities(new_ids, new_ids, ["entity"] * len(new_ids), [""] * len(new_ids), [()] * len(new_ids))
+    if len(new_ids):
+        _add_bare_entities(kg, new_ids)
     key = u.astype(np.int64)  # (u * n_rel + rel_codes) * n_nodes + v, in one array
     key *= n_rel
     key += rel_codes
