@@ -73,7 +73,7 @@ def _encoded(column: Any, strip: bool, changed: list[bool] | None = None) -> tup
     encoded = pc.dictionary_encode(column)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.unify_dictionaries().combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    codes = encoded.indices.to_numpy(zero_copy_only=False)  # (int32: half the bytes for every pass until the columns are cut)
     return _stripped(codes, encoded.dictionary, strip, changed)
 
 
@@ -93,7 +93,7 @@ def _stripped(codes: np.ndarray, values: Any, strip: bool, changed: list[bool] |
             if changed is not None:
                 changed.append(True)
             again = pc.dictionary_encode(stripped)
-            codes = again.indices.to_numpy(zero_copy_only=False).astype(np.int64)[codes]
+            codes = again.indices.to_numpy(zero_copy_only=False)[codes]
             values = again.dictionary
     return codes, values
 
@@ -189,7 +189,7 @@ def end_positions(
         starts, stops = np.empty(2 * n, dtype=heads.starts.dtype), np.empty(2 * n, dtype=heads.ends.dtype)
         starts[0::2], starts[1::2], stops[0::2], stops[1::2] = heads.starts, tails.starts, heads.ends, tails.ends
         codes, values = appearance_codes(CellColumn(heads.data, heads.buffer, starts, stops).take(), strip)
-        return np.ascontiguousarray(codes[0::2]), np.ascontiguousarray(codes[1::2]), values
+        return codes[0::2].astype(np.int64), codes[1::2].astype(np.int64), values
     if not n_known:  # every value is a new entity
         codes, values = _encoded(pa.concat_arrays([heads.take(), tails.take()]) if cells else ends, strip)
         position = np.full(len(values), -1, dtype=np.int64)
@@ -345,7 +345,7 @@ def add_triples(
         rel_codes, rel_labels = np.zeros(n, dtype=np.int64), [relations]
     else:
         try:
-            rel_codes, labels = appearance_codes(_text_column(relations), strip)
+            rel_codes, labels = appearance_codes(_text_column(relations, keep_string=True), strip)
         except EmptyValue:
             return False
         rel_labels = labels.to_pylist()
