@@ -24,7 +24,7 @@ prints:
 - for databases, ``kg import`` (load the file, write the database) and opening
   it; in memory, the load, first in the process and again warm, after the
   graph is released (targets at 1M edges: the first load <= 5 s CPU and <= 1 GB;
-  warm, <= 3x the warm read_csv, the issue's "same process, after a warm-up":
+  warm, at 300k and 1M edges, <= 3x the warm read_csv, the issue's "same process, after a warm-up":
   ``--warm-rounds`` rounds (7) each run a load and a read_csv, in alternating
   order, and the target reads the median of the rounds' ratios; the first
   load over the first read_csv is printed too);
@@ -507,7 +507,9 @@ ROWS = [
 #: (figure, edges) -> limit, per backend; "ratio:" figures are divided by the read_csv baseline.
 TARGETS: dict[str, dict[tuple[str, int], float]] = {
     "memory": {("load_cpu_s", 1_000_000): 5.0, ("rss_load_mb", 1_000_000): 1024.0, ("search_p50_cpu_ms", 1_000_000): 20.0,
-               ("communities_cpu_s", 1_000_000): 10.0, ("ratio:load_warm_cpu_s", 1_000_000): 3.0},
+               ("communities_cpu_s", 1_000_000): 10.0,
+               # issue 31: at 300k and 1M edges, <= 3x the default read_csv (300k: add it to --sizes)
+               ("ratio:load_warm_cpu_s", 300_000): 3.0, ("ratio:load_warm_cpu_s", 1_000_000): 3.0},
     # Databases: the first users after a start see the cold figures (the first 25 searches after open).
     **{backend: {(key, size): limit for size in (300_000, 1_000_000)
                  for key, limit in (("search_cold_p50_ms", 50.0), ("search_cold_p99_ms", 150.0))}
