@@ -362,7 +362,7 @@ def add_triples(
     repeats = _repeats(key)
     descriptions = None
     if description_column is not None:
-        column = _text_column(description_column)
+        column = _text_column(description_column, keep_string=True)
         if len(column) and pc.max(pc.utf8_length(column)).as_py():  # built when first read (a new graph's edges; else now)
             descriptions = column.to_pylist
             if repeats is not None:  # a repeated triple keeps its first place and its last description
