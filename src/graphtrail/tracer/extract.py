@@ -193,15 +193,17 @@ def _normalize(result: Any) -> Found:
         return result
     if isinstance(result, tuple) and len(result) == 2:
         raw_entities, raw_edges = result
-    elif isinstance(result, Mapping):
+    elif type(result) is dict or isinstance(result, Mapping):
         raw_entities, raw_edges = result.get("entities") or [], result.get("edges") or []
     else:
         raw_entities, raw_edges = getattr(result, "entities", None) or [], getattr(result, "edges", None) or []
     found, seen = Found(), set()
-    for item in raw_entities if isinstance(raw_entities, Iterable) and not isinstance(raw_entities, (str, bytes)) else []:
+    for item in raw_entities if type(raw_entities) is list or (
+            isinstance(raw_entities, Iterable) and not isinstance(raw_entities, (str, bytes))) else []:
         found.add_entity(to_entity(item), seen)
     edge_seen: set[tuple[str, str, str]] = set()
-    for item in raw_edges if isinstance(raw_edges, Iterable) and not isinstance(raw_edges, (str, bytes)) else []:
+    for item in raw_edges if type(raw_edges) is list or (
+            isinstance(raw_edges, Iterable) and not isinstance(raw_edges, (str, bytes))) else []:
         edge = to_edge(item)
         if edge is not None and (key := (edge.source, edge.relation, edge.target)) not in edge_seen:
             edge_seen.add(key)
@@ -210,7 +212,7 @@ def _normalize(result: Any) -> Found:
 
 
 def is_artifact_shape(artifact: Any) -> bool:
-    return isinstance(artifact, Mapping) and (
+    return (type(artifact) is dict or (artifact is not None and isinstance(artifact, Mapping))) and (
         isinstance(artifact.get("entities"), list) or isinstance(artifact.get("edges"), list)
     )
 
@@ -291,7 +293,7 @@ def _visit(node: Any, depth: int, found: Found, seen: set[str], edge_seen: set[t
     if budget[0] <= 0:
         return
     budget[0] -= 1
-    if isinstance(node, Mapping):
+    if type(node) is dict or (type(node) is not list and isinstance(node, Mapping)):
         edge = to_edge(node)
         if edge is None:
             found.add_entity(to_entity(node), seen)

@@ -98,6 +98,8 @@ def clean_content(value: Any, mode: ContentMode, limit: int) -> Any:
     (secret-looking keys redacted, text per content mode); anything else becomes
     text (:func:`content_text`). Callers only emit in ``full`` mode.
     """
+    if type(value) is dict:  # clean_args copies as it cleans: no copy needed first (nor an ABC check)
+        return clean_args(value, mode, limit)
     if isinstance(value, Mapping):
         return clean_args(dict(value), mode, limit)
     return content_text(value if isinstance(value, str) else to_text(value), limit)
@@ -181,6 +183,17 @@ class MessageCache:
             self._encoded[id(message)] = entry
         return entry[1]
 
+    def encode_all(self, messages: Sequence[Any]) -> list[str]:
+        """``[encode(m) for m in messages]`` in one call: a model call resends the whole
+        history, so all but its newest messages are found here, and a lookup is cheaper
+        than the method call around it."""
+        encoded = self._encoded
+        out = []
+        for message in messages:
+            entry = encoded.get(id(message))
+            out.append(entry[1] if entry is not None and entry[0] is message else self.encode(message))
+        return out
+
 
 def _encode_message(message: Any, mode: ContentMode, limit: int) -> str:
     """``dumps(message_dict(message))``, written out for the common message shapes (2-3x faster)."""
@@ -195,7 +208,7 @@ def _encode_message(message: Any, mode: ContentMode, limit: int) -> str:
             encoded = ",".join(
                 '{"type":"tool_call","id":' + ("null" if c.get("id") is None else _enc(str(c.get("id"))))
                 + ',"name":' + _enc(str(c.get("name") or "")) + ',"arguments":' + dumps(clean_content(c.get("args") or {}, mode, limit)) + "}"
-                for c in calls if isinstance(c, Mapping)
+                for c in calls if type(c) is dict or isinstance(c, Mapping)
             )
             text = text + "," + encoded if text else encoded
         return '{"role":"assistant","parts":[' + text + "]}"
@@ -228,7 +241,7 @@ def _join_capped(encoded: Sequence[str], cap: int) -> tuple[str, int]:
 
 def input_messages(messages: Sequence[Any], cache: MessageCache, cap: int) -> tuple[str, int]:
     """``gen_ai.input.messages`` JSON for a chat model call, and the number of messages left out to fit ``cap``."""
-    return _join_capped([cache.encode(m) for m in messages], cap)
+    return _join_capped(cache.encode_all(messages), cap)
 
 
 def prompt_messages(prompt: str, mode: ContentMode, limit: int) -> str:
@@ -238,7 +251,7 @@ def prompt_messages(prompt: str, mode: ContentMode, limit: int) -> str:
 
 def _finish_reason(message: Any, generation: Any) -> str:
     for source in (getattr(message, "response_metadata", None), getattr(generation, "generation_info", None)):
-        if isinstance(source, Mapping):
+        if type(source) is dict or (source is not None and isinstance(source, Mapping)):
             reason = source.get("finish_reason") or source.get("stop_reason") or source.get("done_reason")
             if isinstance(reason, str) and reason:
                 return reason
