@@ -365,15 +365,20 @@ def _warm_rounds(path: Path, rounds: int) -> dict[str, float]:
         del result
         return spent
 
+    def load() -> Any:
+        return load_kg(path, cache_communities=False)
+
+    def read() -> Any:
+        return pd.read_csv(path, sep="\t")
+
     loads, reads = [], []
     for round_ in range(rounds):
-        pair = [lambda: timed(lambda: load_kg(path, cache_communities=False)), lambda: timed(lambda: pd.read_csv(path, sep="\t"))]
-        if round_ % 2:
-            load_time, read_time = pair[0](), pair[1]()
+        if round_ % 2:  # odd rounds: the load first
+            loads.append(timed(load))
+            reads.append(timed(read))
         else:
-            read_time, load_time = pair[1](), pair[0]()
-        loads.append(load_time)
-        reads.append(read_time)
+            reads.append(timed(read))
+            loads.append(timed(load))
     return {"load_warm_cpu_s": statistics.median(loads), "read_csv_cpu_s": statistics.median(reads),
             "load_warm_ratio": statistics.median(a / b for a, b in zip(loads, reads)), "warm_rounds": rounds}
 

@@ -146,8 +146,11 @@ def test_a_triples_only_graph_grows_like_one_read_row_by_row(tmp_path: Path, fir
     (tmp_path / "g.tsv").write_text("".join(f"{rng.choice(names)}\tr{rng.randint(1, 3)}\t{rng.choice(names)}\n" for _ in range(400)))
     lazy, exact = load_triples(tmp_path / "g.tsv", fast=True), load_triples(tmp_path / "g.tsv", fast=False)
     assert "ids" in lazy._store._builders  # (the fast load left them to be built)
+    names_first = []
     for kg in (lazy, exact):
-        if first_read == "entity":
+        if first_read == "names":  # the names before the ids they are built from
+            names_first.append(list(kg._store.names))
+        elif first_read == "entity":
             assert kg.entity("Ent 3") is not None and kg.entity("Ent 3").name == "Ent 3"
         elif first_read == "add_relation":
             kg.add_relation("Ent 3", "r9", "brand new")
@@ -159,3 +162,21 @@ def test_a_triples_only_graph_grows_like_one_read_row_by_row(tmp_path: Path, fir
     assert (s.ids, s.names, s.types, s.descriptions, s.aliases, s.index) == (e.ids, e.names, e.types, e.descriptions, e.aliases, e.index)
     assert (s.src.tolist(), s.dst.tolist(), s.rel.tolist(), s.rel_labels) == (e.src.tolist(), e.dst.tolist(), e.rel.tolist(), e.rel_labels)
     assert s.names is not s.ids  # two lists: renaming an entity must not change its id
+    if names_first:
+        assert names_first[0] == names_first[1] == e.ids[: len(names_first[0])]
+
+
+def test_codes_not_in_order_of_first_appearance_are_renumbered() -> None:
+    """appearance_codes checks the encoder's order (in_appearance_order) and renumbers when it is not first appearance:
+    a dictionary column keeps its own dictionary's order, and may hold values no row uses."""
+    import pyarrow as pa
+
+    from graphtrail.kg.loaders.bulk import appearance_codes, in_appearance_order
+
+    column = pa.DictionaryArray.from_arrays(pa.array([2, 0, 2, 1, 0], type=pa.int32()), pa.array(["c", "a", "b"]))
+    codes, values = appearance_codes(column)
+    assert codes.tolist() == [0, 1, 0, 2, 1] and values.to_pylist() == ["b", "c", "a"]
+    assert in_appearance_order(np.array([0, 0, 1, 2, 1]), 3)
+    assert not in_appearance_order(np.array([0, 2, 1]), 3)
+    assert not in_appearance_order(np.array([0, 1, 0]), 3)  # code 2 never occurs
+    assert in_appearance_order(np.array([], dtype=np.int32), 0) and not in_appearance_order(np.array([], dtype=np.int32), 1)

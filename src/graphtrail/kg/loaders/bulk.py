@@ -70,19 +70,13 @@ def _encoded(column: Any, strip: bool, changed: list[bool] | None = None) -> tup
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from .delimited import PY_WHITESPACE
+
     encoded = pc.dictionary_encode(column)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.unify_dictionaries().combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
     codes = encoded.indices.to_numpy(zero_copy_only=False)  # (int32: half the bytes for every pass until the columns are cut)
-    return _stripped(codes, encoded.dictionary, strip, changed)
-
-
-def _stripped(codes: np.ndarray, values: Any, strip: bool, changed: list[bool] | None = None) -> tuple[np.ndarray, Any]:
-    """:func:`_encoded`'s ``strip``, on codes and their distinct values: a merge keeps each value's first code's order."""
-    import pyarrow.compute as pc
-
-    from .delimited import PY_WHITESPACE
-
+    values = encoded.dictionary
     if strip:
         lengths = pc.utf8_length(values)
         stripped = pc.utf8_trim(values, characters=PY_WHITESPACE)
@@ -100,32 +94,28 @@ def _stripped(codes: np.ndarray, values: Any, strip: bool, changed: list[bool] |
 
 def appearance_codes(column: Any, strip: bool = False) -> tuple[np.ndarray, Any]:
     """A string column as integer codes and its distinct values (an Arrow array), numbered in order of first appearance."""
-    codes, values = _encoded(column, strip)
-    return _in_order(codes, values)
-
-
-def in_appearance_order(codes: np.ndarray) -> bool:
-    """Whether codes ``0..k-1`` each first appear after the one before (every code up to the largest occurs).
-
-    True exactly when each code is at most one more than the largest before it: one running maximum, no scatter.
-    """
-    if not len(codes):
-        return True
-    running = np.maximum.accumulate(codes)
-    return bool(codes[0] == 0 and (np.diff(running) <= 1).all())
-
-
-def _in_order(codes: np.ndarray, values: Any) -> tuple[np.ndarray, Any]:
-    """Codes and values renumbered in order of first appearance, unless they already are (Arrow's encoder numbers them so)."""
     import pyarrow as pa
 
-    if not in_appearance_order(codes):
+    codes, values = _encoded(column, strip)
+    if not in_appearance_order(codes, len(values)):  # (Arrow's encoder numbers them so; a dictionary column keeps its own order)
         first = first_positions(codes, len(values))
         order = np.argsort(first, kind="stable")
         rank = np.empty(len(values), dtype=np.int64)
         rank[order] = np.arange(len(values))
         codes, values = rank[codes], values.take(pa.array(order))
     return codes, values
+
+
+def in_appearance_order(codes: np.ndarray, k: int) -> bool:
+    """Whether codes ``0..k-1`` each occur, and each first appears after the one before.
+
+    True exactly when each code is at most one more than the largest before it
+    and the largest is ``k - 1``: one running maximum, no scatter.
+    """
+    if not len(codes):
+        return not k
+    running = np.maximum.accumulate(codes)
+    return bool(codes[0] == 0 and running[-1] == k - 1 and (np.diff(running) <= 1).all())
 
 
 def _text_column(values: Any, keep_string: bool = False) -> Any:
@@ -191,7 +181,7 @@ def end_positions(
         codes, values = appearance_codes(CellColumn(heads.data, heads.buffer, starts, stops).take(), strip)
         return codes[0::2].astype(np.int64), codes[1::2].astype(np.int64), values
     if not n_known:  # every value is a new entity
-        codes, values = _encoded(pa.concat_arrays([heads.take(), tails.take()]) if cells else ends, strip)
+        codes, values = _encoded(ends, strip)
         position = np.full(len(values), -1, dtype=np.int64)
         rows = np.arange(len(codes), dtype=np.int64)
     else:

@@ -51,38 +51,32 @@ class CellColumn:
         return bytes(self.data[self.starts[0] : self.ends[0]]).decode("utf-8")
 
     def spans(self) -> Any:
-        """An Arrow ``large_string`` array over the file's bytes whose even items are the cells (no copy).
+        """An Arrow string array over the file's bytes whose even items are the cells (no copy).
 
         Its offsets are the cells' bounds interleaved (start, end, start, end
         ...): the odd items are what lies between two cells. The file was
         checked to be UTF-8 as a whole, and every item is cut from it at ASCII
-        separators, so every item is UTF-8.
+        separators, so every item is UTF-8. ``string`` (32-bit offsets) for a
+        file under 2 GB, else ``large_string``: half the offsets to allocate
+        and write (a million-edge load copies three million cells).
         """
         import pyarrow as pa
 
         n = len(self.starts)
-        offsets = np.empty(2 * n, dtype=np.int64)
+        kind, dtype = (pa.string(), np.int32) if len(self.data) < 2**31 - 1 else (pa.large_string(), np.int64)
+        offsets = np.empty(2 * n, dtype=dtype)
         offsets[0::2], offsets[1::2] = self.starts, self.ends
-        return pa.Array.from_buffers(pa.large_string(), max(2 * n - 1, 0), [None, pa.py_buffer(offsets), self.buffer])
+        return pa.Array.from_buffers(kind, max(2 * n - 1, 0), [None, pa.py_buffer(offsets), self.buffer])
 
     def take(self, rows: np.ndarray | None = None) -> Any:
-        """The cells at ``rows`` (ascending; default: all) as an Arrow string array, copied out of the file.
-
-        ``string`` (32-bit offsets) for a file under 2 GB, else ``large_string``: half the offsets to
-        allocate and write (a million-edge load copies three million cells).
-        """
+        """The cells at ``rows`` (ascending; default: all) as an Arrow string array (:meth:`spans`' type), copied out of the file."""
         import pyarrow as pa
 
         cells = self if rows is None else CellColumn(self.data, self.buffer, self.starts[rows], self.ends[rows])
-        n = len(cells)
-        small = len(self.data) < 2**31 - 1
-        kind, dtype = (pa.string(), np.int32) if small else (pa.large_string(), np.int64)
-        if not n:
-            return pa.array([], type=kind)
-        offsets = np.empty(2 * n, dtype=dtype)  # start, end, start, end ...: the odd items lie between two cells
-        offsets[0::2], offsets[1::2] = cells.starts, cells.ends
-        spans = pa.Array.from_buffers(kind, 2 * n - 1, [None, pa.py_buffer(offsets), self.buffer])
-        return spans.take(pa.array(np.arange(0, 2 * n - 1, 2, dtype=dtype)))
+        spans = cells.spans()
+        if not len(cells):
+            return pa.array([], type=spans.type)
+        return spans.take(pa.array(np.arange(0, len(spans), 2, dtype=np.int32 if spans.type == pa.string() else np.int64)))
 
 
 def arrow_of(column: Any) -> Any:
