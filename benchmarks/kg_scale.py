@@ -7,20 +7,31 @@ Not a test: a measurement you run by hand (or in CI for the log)::
     python benchmarks/kg_scale.py --backend neo4j         # the same into Neo4j (needs the test harness:
                                                           # scripts/install_neo4j_harness.sh)
     python benchmarks/kg_scale.py --sizes 10000 100000    # smaller
+    python benchmarks/kg_scale.py --generators wide       # long names, many types and aliases only
     python benchmarks/kg_scale.py --backend neo4j --neo4j-pagecache 2g --neo4j-heap 2g
                                                           # Neo4j with production-like memory
 
-The graph is synthetic and deterministic (``--seed``): a triples TSV with
-power-law degrees (heads and tails drawn from a Zipf-like law, as in real KGs
-where a few hubs carry most edges), one entity per five edges, 40 relation
-labels, and pronounceable two-word names so that search has something to
-match. It is written once per size under ``--workdir`` and reused.
+The graph is synthetic and deterministic (``--seed``), by one or more
+generators (``--generators``, default both of the first two):
+
+- ``powerlaw``, this script's own: a triples TSV and no entity table, with
+  power-law degrees (heads and tails drawn from a Zipf-like law, as in real KGs
+  where a few hubs carry most edges), one entity per five edges, 40 relation
+  labels, and pronounceable two-word names (the triple ends) so that search has
+  something to match;
+- ``wide`` (and ``plain``), :mod:`graph_files`' generators, the ones
+  ``load_formats.py`` measures: triples plus an entity table; ``wide`` has long
+  names with punctuation and non-ASCII letters, 300 types, several aliases per
+  entity and 500 relation labels, so search has many more labels to index.
+
+Each is written once per size under ``--workdir`` and reused. The yardstick
+reads what the load reads: the triples file, and the entity table beside it.
 
 Each size runs in a fresh child process (so peak RSS is that size's own) and
 prints:
 
-- the yardstick: the default ``pandas.read_csv(path, sep="\\t")`` of the same file (CPU), its
-  first call in the process and warm;
+- the yardstick: the default ``pandas.read_csv(path, sep="\\t")`` of the same file (and of its
+  entity table, when it has one) (CPU), its first call in the process and warm;
 - for databases, ``kg import`` (load the file, write the database) and opening
   it; in memory, the load, first in the process and again warm, after the
   graph is released (targets at 1M edges: the first load <= 5 s CPU and <= 1 GB;
@@ -83,6 +94,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import graph_files  # noqa: E402 - beside this script
+
 SYLLABLES = ["ka", "lo", "mi", "ra", "ten", "vo", "sa", "del", "nu", "por", "qui", "zan", "be", "to", "rin", "ga",
              "shi", "mar", "fe", "lu", "dor", "ya", "win", "che", "om", "bra", "ix", "tal", "ne", "gor"]
 
@@ -114,13 +128,36 @@ def synthetic_triples(n_edges: int, seed: int = 0) -> str:
     return "".join(f"{names[h]}\t{labels[r]}\t{names[t]}\n" for h, r, t in zip(heads.tolist(), rels.tolist(), tails.tolist()))
 
 
-def graph_file(workdir: Path, n_edges: int, seed: int) -> Path:
+#: ``powerlaw``: :func:`synthetic_triples` (triples only); the others: :mod:`graph_files`' (triples + entity table).
+GENERATORS = ("powerlaw", *graph_files.GENERATORS)
+
+
+def graph_file(workdir: Path, n_edges: int, seed: int, generator: str = "powerlaw") -> Path:
+    """The triples file of this generator, size and seed under ``workdir`` (written once; its entity table beside it)."""
+    if generator != "powerlaw":
+        folder = workdir / f"{generator}-{n_edges}-seed{seed}"
+        return graph_files.write_graph_files(folder, generator, n_edges, seed, formats=("triples+table",))["triples+table"]
     path = workdir / f"synthetic-{n_edges}-seed{seed}.tsv"
     if not path.exists():
         tmp = path.with_suffix(".tmp")
         tmp.write_text(synthetic_triples(n_edges, seed), encoding="utf-8")
         tmp.replace(path)
     return path
+
+
+def _tables(path: Path) -> list[Path]:
+    """The files ``load_kg(path)`` reads: the triples file, and the entity table it finds beside it."""
+    from graphtrail.kg.loaders.triples import find_entity_table
+
+    table = find_entity_table(path)
+    return [path] if table is None else [path, table]
+
+
+def _read_all(path: Path) -> list[Any]:
+    """The yardstick: the default ``pandas.read_csv(f, sep="\\t")`` of each file the load reads."""
+    import pandas as pd
+
+    return [pd.read_csv(f, sep="\t") for f in _tables(path)]
 
 
 # --------------------------------------------------------------------------- backends
@@ -322,22 +359,20 @@ def _typo(name: str, rng: random.Random) -> str:
 
 
 def _read_csv_baseline(path: Path) -> dict[str, float]:
-    """CPU seconds of the default ``pandas.read_csv(path, sep="\\t")`` of the same file: the yardstick for the load (target <= 3x).
+    """CPU seconds of the default ``pandas.read_csv(path, sep="\\t")`` of the same file (and its entity table): the yardstick for the load (target <= 3x).
 
     The call a user would make: its first call in the process (``read_csv_cold_cpu_s``, beside the
     load's first call) and, after it, the median of three (``read_csv_cpu_s``, beside the median of
     the warm loads, :func:`_warm_loads`). (It used to be ``dtype=str, quoting=3, keep_default_na=False``,
     which on pandas 3 is several times slower than the default call: see benchmarks/load_formats.py.)
     """
-    import pandas as pd
-
     start = time.process_time()
-    pd.read_csv(path, sep="\t")
+    _read_all(path)
     cold = time.process_time() - start
     times = []
     for _ in range(3):
         start = time.process_time()
-        pd.read_csv(path, sep="\t")
+        _read_all(path)
         times.append(time.process_time() - start)
     return {"read_csv_cold_cpu_s": cold, "read_csv_cpu_s": statistics.median(times)}
 
@@ -353,8 +388,6 @@ def _warm_rounds(path: Path, rounds: int) -> dict[str, float]:
     target reads the median of each round's ratio; the medians of each are printed too. Run after the
     graph of the first load is released, so the peak RSS rows stay its own.
     """
-    import pandas as pd
-
     from graphtrail.agents import load_kg
 
     def timed(call: Callable[[], Any]) -> float:
@@ -369,7 +402,7 @@ def _warm_rounds(path: Path, rounds: int) -> dict[str, float]:
         return load_kg(path, cache_communities=False)
 
     def read() -> Any:
-        return pd.read_csv(path, sep="\t")
+        return _read_all(path)
 
     loads, reads = [], []
     for round_ in range(rounds):
@@ -561,6 +594,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000], help="edge counts")
     parser.add_argument("--backend", choices=sorted(BACKENDS), default="memory")
+    parser.add_argument("--generators", nargs="+", choices=GENERATORS, default=["powerlaw", "wide"],
+                        help="which synthetic graphs (default: this script's power-law triples and graph_files' wide one)")
+    parser.add_argument("--generator", choices=GENERATORS, default="powerlaw", help=argparse.SUPPRESS)  # the child's
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=25, help="calls per p50")
     parser.add_argument("--warm-rounds", type=int, default=7,
@@ -574,6 +610,7 @@ def main() -> int:
     parser.add_argument("--neo4j-heap", type=_size_arg, metavar="SIZE",
                         help="Neo4j JVM max heap, e.g. 2g (default: the test harness's 768m)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--write", type=int, help=argparse.SUPPRESS)  # write the graph file of this size, then exit
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
 
@@ -581,31 +618,48 @@ def main() -> int:
     memory_args = [f"--neo4j-{k}={v}" for k, v in NEO4J_MEMORY.items() if v]
     if memory_args and args.backend != "neo4j":
         parser.error("--neo4j-pagecache and --neo4j-heap apply to --backend neo4j only")
+    if args.write is not None:
+        graph_file(args.workdir, args.write, args.seed, args.generator)
+        return 0
     if args.child is not None:
-        path = graph_file(args.workdir, args.child, args.seed)
-        scratch = args.workdir / f"{args.backend}-{args.child}"
+        path = graph_file(args.workdir, args.child, args.seed, args.generator)
+        scratch = args.workdir / f"{args.backend}-{args.generator}-{args.child}"
         scratch.mkdir(exist_ok=True)
         print(json.dumps(measure(path, args.backend, scratch, args.repeats, args.communities, args.warm_rounds)))
         return 0
 
-    results: dict[int, dict[str, float]] = {}
-    for size in args.sizes:
-        graph_file(args.workdir, size, args.seed)
-        cmd = [sys.executable, __file__, "--child", str(size), "--backend", args.backend, "--seed", str(args.seed),
-               "--repeats", str(args.repeats), "--warm-rounds", str(args.warm_rounds), "--workdir", str(args.workdir)] + ([] if args.communities else ["--no-communities"]) + memory_args
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"{size} edges: the measurement failed (exit {proc.returncode}); figures for this size are missing.\n{proc.stderr[-2000:]}")
-            continue
-        results[size] = json.loads(proc.stdout.strip().splitlines()[-1])
-        if args.json:
-            args.json.write_text(json.dumps({"backend": args.backend, "results": results}, indent=1))
-        print(f"measured {size:,} edges", flush=True)
+    by_generator: dict[str, dict[int, dict[str, float]]] = {}
+    for generator in args.generators:
+        results = by_generator[generator] = {}
+        for size in args.sizes:
+            # Written in a process of its own: a child started by a process that built a big graph in Python
+            # would report that process's peak RSS as its own (Linux keeps ru_maxrss across fork and exec).
+            subprocess.run([sys.executable, __file__, "--write", str(size), "--generator", generator, "--seed", str(args.seed),
+                            "--workdir", str(args.workdir)], check=True)
+            cmd = [sys.executable, __file__, "--child", str(size), "--generator", generator, "--backend", args.backend,
+                   "--seed", str(args.seed), "--repeats", str(args.repeats), "--warm-rounds", str(args.warm_rounds),
+                   "--workdir", str(args.workdir)] + ([] if args.communities else ["--no-communities"]) + memory_args
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"{generator}, {size} edges: the measurement failed (exit {proc.returncode}); figures for this size are missing.\n"
+                      f"{proc.stderr[-2000:]}")
+                continue
+            results[size] = json.loads(proc.stdout.strip().splitlines()[-1])
+            if args.json:
+                args.json.write_text(json.dumps({"backend": args.backend, "seed": args.seed, "generators": by_generator}, indent=1))
+            print(f"measured {generator}, {size:,} edges", flush=True)
 
+    measured = {g: r for g, r in by_generator.items() if r}
+    for generator, results in measured.items():
+        _report(args, generator, results, memory_args)
+    return 0 if measured else 1
+
+
+def _report(args: argparse.Namespace, generator: str, results: dict[int, dict[str, float]], memory_args: list[str]) -> None:
+    """One generator's table of figures and its targets."""
     sizes = sorted(results)
-    if not sizes:
-        return 1
-    print(f"\nbackend {args.backend!r}, synthetic power-law graph (seed {args.seed}), {args.repeats} calls per p50")
+    shape = {"powerlaw": "power-law triples, no entity table"}.get(generator, "triples + entity table, from graph_files")
+    print(f"\nbackend {args.backend!r}, generator {generator!r} ({shape}), seed {args.seed}, {args.repeats} calls per p50")
     if args.backend == "neo4j":
         origin = "as asked" if memory_args else "the test harness's defaults, far below a production server's"
         print(f"Neo4j memory: page cache {args.neo4j_pagecache or '64m'}, heap {args.neo4j_heap or '768m'} ({origin})")
@@ -636,7 +690,6 @@ def main() -> int:
         print(f"WARNING: wall time ran up to {worst:.1f}x the CPU time: the machine was busy, so wall-clock figures "
               "are inflated by waiting for a core; the CPU rows are the graph's own cost.")
     print("(compare ratios between runs, not single figures)")
-    return 0
 
 
 if __name__ == "__main__":
