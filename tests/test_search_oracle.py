@@ -2,16 +2,14 @@
 
 The index builds its postings over the distinct processed labels and in
 columns; :class:`ReferenceIndex` picks candidates by the plain definitions
-(each label's own bigram set, words and rarest word, an equality test per
-label). The candidate sets must be equal, and so must every search result
-(ids, order, scores, labels), with and without a type, a hidden set and
-masked placeholders.
+(each label's own bigram set and words, an equality test per label). The
+candidate sets must be equal, and so must every search result (ids, order,
+scores, labels), with and without a type, a hidden set and masked placeholders.
 """
 
 from __future__ import annotations
 
 import random
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -33,8 +31,6 @@ class ReferenceIndex(search.EntityIndex):
         self.ref_labels = [utils.default_process(label) for name, more in zip(names, aliases) for label in (name, *more)]
         self.ref_grams = [set(zip(" " + label, label + " ")) for label in self.ref_labels]
         self.ref_words = [set(label.split()) for label in self.ref_labels]
-        freq = Counter(w for words in self.ref_words for w in words)  # labels holding each word
-        self.ref_rarest = [min(words, key=lambda w: (freq[w], w)) if words else None for words in self.ref_words]
 
     def _gram_candidates(self, processed: str, allowed: np.ndarray) -> np.ndarray:
         query = set(zip(" " + processed, processed + " "))
@@ -49,7 +45,7 @@ class ReferenceIndex(search.EntityIndex):
 
     def _word_candidates(self, query_words: list[str]) -> set[int]:
         wanted = set(query_words)
-        found = {j for j, rarest in enumerate(self.ref_rarest) if rarest in wanted}
+        found = {j for j, words in enumerate(self.ref_words) if words and words <= wanted}  # made only of query words
         if query_words:
             def pairs(q: str) -> int:  # (label word, label) pairs whose word q starts
                 return sum(w.startswith(q) for words in self.ref_words for w in words)

@@ -210,8 +210,27 @@ def _gram_keys(text: str) -> np.ndarray:
     return (cps[:-1] << 21) | cps[1:]
 
 
-def _word_postings(labels: list[str], column: Any = None) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The sorted vocabulary of the (processed) labels' words, and distinct ``(word id, label)`` pairs sorted by word, then label.
+#: Odd 64-bit multiplier (Fibonacci hashing): a word id's top 6 bits of the product pick its bit of a word signature.
+_SIG_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def word_bits(word_ids: np.ndarray) -> np.ndarray:
+    """One bit of 64 per word id (uint64): a label's word signature is the OR of its words' bits."""
+    return np.left_shift(np.uint64(1), (word_ids.astype(np.uint64) * _SIG_MIX) >> np.uint64(58))
+
+
+def _signatures(words: np.ndarray, owners: np.ndarray, n_labels: int) -> np.ndarray:
+    """Each label's word signature, from its ``(word id, label)`` pairs in label order (owners ascending)."""
+    sig = np.zeros(n_labels, dtype=np.uint64)
+    if len(owners):
+        starts = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
+        sig[owners[starts]] = np.bitwise_or.reduceat(word_bits(words), starts)
+    return sig
+
+
+def _word_postings(labels: list[str], column: Any = None) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The sorted vocabulary of the (processed) labels' words, distinct ``(word id, label)`` pairs sorted by word, then label,
+    and each label's word signature (:func:`word_bits`).
 
     In columns with pyarrow where it can (processed labels hold letters, digits
     and single spaces only, so splitting at spaces is ``str.split()``, and
@@ -245,8 +264,9 @@ def _word_postings(labels: list[str], column: Any = None) -> tuple[list[str], np
         pairs = [(index[w], j) for j, ws in enumerate(word_lists) for w in ws]
         words = np.asarray([w for w, _ in pairs], dtype=np.int64)
         owners = np.asarray([j for _, j in pairs], dtype=np.int64)
+    signatures = _signatures(words, owners, len(labels))  # the pairs are still in label order here
     packed = distinct(words * n_labels + owners)  # a word twice in a label counts once
-    return vocab, packed // n_labels, packed % n_labels
+    return vocab, packed // n_labels, packed % n_labels, signatures
 
 
 class EntityIndex:
@@ -305,7 +325,7 @@ class EntityIndex:
 
         # Words: each text under its rarest word (for "label words are all query words"), and a
         # sorted vocabulary with text postings (for "every query word starts a label word").
-        vocab, wid, text = _word_postings(self.texts, self.exact.text_array)
+        vocab, wid, text, self.word_sig = _word_postings(self.texts, self.exact.text_array)
         self.vocab = vocab  # sorted: a word is found by bisection (a dict of 200k words cost more than it saved)
         self.word_post = text
         self.word_ptr = np.searchsorted(wid, np.arange(len(vocab) + 1))
@@ -360,10 +380,23 @@ class EntityIndex:
 
     def _word_candidates(self, query_words: list[str]) -> set[int]:
         texts = []
+        known = []  # the query words some label has: (word, word id)
         for w in set(query_words):
             k = bisect.bisect_left(self.vocab, w)
             if k < len(self.vocab) and self.vocab[k] == w:
-                texts.append(self.rarest_post[self.rarest_ptr[k] : self.rarest_ptr[k + 1]])
+                known.append((w, k))
+        if known:
+            # Labels made only of query words: each is filed under its rarest word, so it is among the texts
+            # filed under a query word. Where names share their common words ("The ... of ... district"),
+            # most of those texts have other words too: a text whose signature has a bit no query word sets
+            # cannot qualify, and the few left are checked word by word.
+            ids = np.fromiter((k for _, k in known), dtype=np.int64, count=len(known))
+            outside = ~np.bitwise_or.reduce(word_bits(ids))
+            filed = np.concatenate([self.rarest_post[self.rarest_ptr[k] : self.rarest_ptr[k + 1]] for _, k in known])
+            filed = filed[(self.word_sig[filed] & outside) == 0]
+            wanted = {w for w, _ in known}
+            made_of = [t for t in filed.tolist() if set(self.texts[t].split()) <= wanted]
+            texts.append(np.asarray(made_of, dtype=np.int64))
         if query_words:
             # Every query word must start some word of the label: enumerate the rarest prefix's postings.
             spans = [self._prefix_postings(w) for w in set(query_words)]
