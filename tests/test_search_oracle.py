@@ -36,12 +36,9 @@ class ReferenceIndex(search.EntityIndex):
         query = set(zip(" " + processed, processed + " "))
         counts = np.array([len(grams & query) if allowed[j] and len(self.ref_labels[j]) > search.CODE_MAX_LEN else 0
                            for j, grams in enumerate(self.ref_grams)], dtype=np.int64)
-        hit = np.flatnonzero(counts)
-        if len(hit) > search.TRIGRAM_CANDIDATES:
-            sizes = np.array([len(self.ref_grams[j]) for j in hit.tolist()], dtype=np.float64)
-            dice = counts[hit] / (sizes + len(query))
-            hit = hit[np.argpartition(-dice, search.TRIGRAM_CANDIDATES - 1)[: search.TRIGRAM_CANDIDATES]]
-        return hit
+        hit = np.flatnonzero(counts).tolist()
+        dice = {j: counts[j] / (len(self.ref_grams[j]) + len(query)) for j in hit}
+        return np.array(sorted(hit, key=lambda j: (-dice[j], j))[: search.TRIGRAM_CANDIDATES], dtype=np.int64)
 
     def _word_candidates(self, query_words: list[str]) -> set[int]:
         wanted = set(query_words)
@@ -100,6 +97,7 @@ def test_index_candidates_and_results_equal_the_reference(seed: int) -> None:
     fast = search.EntityIndex(s.ids, s.names, s.types, s.aliases)
     slow = ReferenceIndex(s.ids, s.names, s.types, s.aliases)
     assert len(fast.texts) < fast.n_labels  # repeated labels: the distinct texts are what is indexed
+    assert fast.tri_negated.any()  # a bigram in more than half the texts: the texts without it are stored
     visible = np.array([rng.random() < 0.8 for _ in s.ids])
     extra = [(i, f"[masked] {s.ids[i]}") for i in rng.sample(range(len(s.ids)), 5)]
     reached_many = False
@@ -107,10 +105,10 @@ def test_index_candidates_and_results_equal_the_reference(seed: int) -> None:
         processed = utils.default_process(query.strip())
         if not processed:
             continue
-        allowed = visible[fast.label_entity]
-        got = fast._gram_candidates(processed, allowed)
-        reached_many |= len(got) == search.TRIGRAM_CANDIDATES
-        assert set(got.tolist()) == set(slow._gram_candidates(processed, allowed).tolist()), query
+        for allowed in (np.ones(fast.n_labels, dtype=bool), visible[fast.label_entity]):
+            got = fast._gram_candidates(processed, allowed)
+            reached_many |= len(got) == search.TRIGRAM_CANDIDATES
+            assert set(got.tolist()) == set(slow._gram_candidates(processed, allowed).tolist()), query
         assert fast._word_candidates(processed.split()) == slow._word_candidates(processed.split()), query
         assert fast._exact_candidates(processed) == slow._exact_candidates(processed), query
         for options in ({}, {"type": "place"}, {"visible": visible, "extra": extra}):

@@ -23,7 +23,7 @@ import numpy as np
 
 from .arrays import distinct
 
-__all__ = ["ExactPostings", "gram_postings"]
+__all__ = ["ExactPostings", "complement_common", "gram_postings"]
 
 
 #: The hash labels are grouped by (a module attribute, so that a test can force collisions).
@@ -339,3 +339,33 @@ def gram_postings(labels: list[str], lengths: np.ndarray | None = None) -> tuple
     gram_count = np.bincount(posting, minlength=len(labels)).astype(np.float64)
     starts = np.flatnonzero(np.diff(keys, prepend=-1)) if len(keys) else np.zeros(0, dtype=np.int64)
     return gram_count, keys[starts], np.append(starts, len(keys)), posting
+
+
+def complement_common(ptr: np.ndarray, post: np.ndarray, n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR postings with each list that holds more than half the labels replaced by the labels it lacks.
+
+    Returns ``(ptr, post, negated)``; ``negated[k]``: key ``k`` lists the
+    labels *without* it. Counting a query's shared bigrams per label reads
+    every posting of its bigrams; where labels share their common words, a
+    few bigrams (" t", "th", "of") are in nearly every label and were most of
+    what a query read. A label's count is then the negated keys' number minus
+    how many of their complements list it: the same integers, from a fraction
+    of the postings (a complement is ascending too).
+    """
+    sizes = np.diff(ptr)
+    negated = sizes > n_labels // 2
+    if not negated.any():
+        return ptr, post, negated
+    new_sizes = np.where(negated, n_labels - sizes, sizes)
+    new_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(new_sizes, out=new_ptr[1:])
+    out = np.empty(int(new_ptr[-1]), dtype=post.dtype)
+    kept = np.repeat(~negated, sizes)  # the postings of keys kept as they are, in key order
+    out_kept = np.repeat(~negated, new_sizes)
+    out[out_kept] = post[kept]
+    lacking = np.ones(n_labels, dtype=bool)
+    for k in np.flatnonzero(negated).tolist():  # fewer than twice a label's bigrams: a short loop
+        lacking[:] = True
+        lacking[post[ptr[k] : ptr[k + 1]]] = False
+        out[new_ptr[k] : new_ptr[k + 1]] = np.flatnonzero(lacking)
+    return new_ptr, out, negated

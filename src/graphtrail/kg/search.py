@@ -36,7 +36,7 @@ import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 from .arrays import distinct
-from .postings import ExactPostings, gram_postings
+from .postings import ExactPostings, complement_common, gram_postings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .records import EntityRecord
@@ -62,6 +62,7 @@ CODE_MAX_LEN = 3
 TRIGRAM_CANDIDATES = 256
 
 _WORD = re.compile(r"[\w'-]+")
+_NONE = np.zeros(0, dtype=np.int64)
 
 Ref = tuple[str, int]  # (entity id, label position: 0 = name, 1.. = aliases)
 
@@ -320,8 +321,10 @@ class EntityIndex:
 
         # Character bigrams -> text postings (CSR over the sorted distinct keys). Bigrams, not
         # trigrams: a transposition in a five-letter name ("Aubja" for "Abuja") leaves no trigram.
-        text_grams, self.tri_keys, self.tri_ptr, self.tri_post = gram_postings(self.texts, text_lengths)
-        self.gram_count = text_grams[self.label_text]
+        self.text_grams, self.tri_keys, tri_ptr, tri_post = gram_postings(self.texts, text_lengths)
+        self.tri_ptr, self.tri_post, self.tri_negated = complement_common(tri_ptr, tri_post, len(self.texts))
+        del tri_ptr, tri_post
+        self.fuzzy_per_text = np.bincount(self.label_text[self.fuzzy_ok], minlength=len(self.texts))
 
         # Words: each text under its rarest word (for "label words are all query words"), and a
         # sorted vocabulary with text postings (for "every query word starts a label word").
@@ -356,6 +359,15 @@ class EntityIndex:
         return mask
 
     def _gram_candidates(self, processed: str, allowed: np.ndarray) -> np.ndarray:
+        """The :data:`TRIGRAM_CANDIDATES` first labels by Dice coefficient of bigram sets (highest first), then label number.
+
+        Among the labels ``allowed`` that may match fuzzily and share a bigram
+        with the query. Dice is a proxy for rapidfuzz's ratio that does not
+        favour long labels. A label scores as its text, so texts are ranked
+        (a third as many where aliases repeat) and only the texts tied at the
+        cut are opened label by label: names that share their common words
+        tie by the thousand there, and the label number decides.
+        """
         keys = np.unique(_gram_keys(processed))
         if not len(keys) or not len(self.tri_keys):
             return np.zeros(0, dtype=np.int64)
@@ -363,15 +375,36 @@ class EntityIndex:
         at = at[self.tri_keys[at] == keys]
         if not len(at):
             return np.zeros(0, dtype=np.int64)
-        postings = np.concatenate([self.tri_post[self.tri_ptr[k] : self.tri_ptr[k + 1]] for k in at])
-        counts = np.bincount(postings, minlength=len(self.texts))[self.label_text]  # per label, as its text
-        counts[~(allowed & self.fuzzy_ok)] = 0
-        hit = np.flatnonzero(counts)
-        if len(hit) > TRIGRAM_CANDIDATES:
-            # Dice coefficient of the bigram sets: a proxy for rapidfuzz's ratio that does not favour long labels.
-            dice = counts[hit] / (self.gram_count[hit] + len(keys))
-            hit = hit[np.argpartition(-dice, TRIGRAM_CANDIDATES - 1)[:TRIGRAM_CANDIDATES]]
-        return hit
+        n_texts = len(self.texts)
+        lists = [self.tri_post[self.tri_ptr[k] : self.tri_ptr[k + 1]] for k in at.tolist()]
+        negated = self.tri_negated[at]
+        # Bigrams each text shares with the query (a negated key lists the texts without it).
+        counts = np.bincount(np.concatenate([x for x, n in zip(lists, negated.tolist()) if not n] or [_NONE]), minlength=n_texts)
+        if negated.any():
+            lacking = np.concatenate([x for x, n in zip(lists, negated.tolist()) if n])
+            counts += int(negated.sum())
+            counts -= np.bincount(lacking, minlength=n_texts)
+        if allowed.all():
+            usable, per_text = self.fuzzy_ok, self.fuzzy_per_text
+        else:
+            usable = allowed & self.fuzzy_ok
+            per_text = np.bincount(self.label_text[usable], minlength=len(self.texts))
+        live = np.flatnonzero((counts > 0) & (per_text > 0))
+        if int(per_text[live].sum()) <= TRIGRAM_CANDIDATES:
+            return self._usable_labels(live, usable)
+        dice = counts[live] / (self.text_grams[live] + len(keys))
+        k = min(TRIGRAM_CANDIDATES, len(live))  # k texts hold at least k labels
+        top = np.argpartition(-dice, k - 1)[:k]
+        top = top[np.argsort(-dice[top], kind="stable")]
+        reach = np.cumsum(per_text[live[top]])
+        edge = dice[top[int(np.searchsorted(reach, TRIGRAM_CANDIDATES))]]  # the Dice where the labels reach the count
+        above = self._usable_labels(live[dice > edge], usable)
+        tied = np.sort(self._usable_labels(live[dice == edge], usable))
+        return np.concatenate([above, tied[: TRIGRAM_CANDIDATES - len(above)]])
+
+    def _usable_labels(self, texts: np.ndarray, usable: np.ndarray) -> np.ndarray:
+        labels = self.exact.labels_of(texts)
+        return labels[usable[labels]]
 
     def _prefix_postings(self, word: str) -> tuple[int, int]:
         lo = bisect.bisect_left(self.vocab, word)
