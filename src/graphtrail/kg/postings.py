@@ -342,30 +342,27 @@ def gram_postings(labels: list[str], lengths: np.ndarray | None = None) -> tuple
 
 
 def complement_common(ptr: np.ndarray, post: np.ndarray, n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The CSR postings with each list that holds more than half the labels replaced by the labels it lacks.
+    """For each key whose postings hold more than half the labels, the labels it lacks.
 
-    Returns ``(ptr, post, negated)``; ``negated[k]``: key ``k`` lists the
-    labels *without* it. Counting a query's shared bigrams per label reads
-    every posting of its bigrams; where labels share their common words, a
-    few bigrams (" t", "th", "of") are in nearly every label and were most of
-    what a query read. A label's count is then the negated keys' number minus
-    how many of their complements list it: the same integers, from a fraction
-    of the postings (a complement is ascending too).
+    Returns ``(negated, lacking_ptr, lacking)``: ``negated[k]`` says whether
+    key ``k`` has a list of the labels without it, the ``j``-th negated key's
+    ``lacking[lacking_ptr[j]:lacking_ptr[j + 1]]`` (ascending). Counting a
+    query's shared bigrams per label read every posting of its bigrams; where
+    labels share their common words, a few bigrams (" t", "th", "of") are in
+    nearly every label and were most of what a query read. A label's count is
+    then the number of negated keys minus how many of their lists name it: the
+    same integers, from a fraction of the postings. (The postings are not
+    rewritten: copying them cost more than the lists do.)
     """
     sizes = np.diff(ptr)
     negated = sizes > n_labels // 2
-    if not negated.any():
-        return ptr, post, negated
-    new_sizes = np.where(negated, n_labels - sizes, sizes)
-    new_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(new_sizes, out=new_ptr[1:])
-    out = np.empty(int(new_ptr[-1]), dtype=post.dtype)
-    kept = np.repeat(~negated, sizes)  # the postings of keys kept as they are, in key order
-    out_kept = np.repeat(~negated, new_sizes)
-    out[out_kept] = post[kept]
-    lacking = np.ones(n_labels, dtype=bool)
-    for k in np.flatnonzero(negated).tolist():  # fewer than twice a label's bigrams: a short loop
-        lacking[:] = True
-        lacking[post[ptr[k] : ptr[k + 1]]] = False
-        out[new_ptr[k] : new_ptr[k + 1]] = np.flatnonzero(lacking)
-    return new_ptr, out, negated
+    keys = np.flatnonzero(negated).tolist()  # fewer than twice a label's bigrams: a short loop
+    lacking_ptr = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(n_labels - sizes[negated], out=lacking_ptr[1:])
+    lacking = np.empty(int(lacking_ptr[-1]), dtype=post.dtype)
+    mask = np.ones(n_labels, dtype=bool)
+    for j, k in enumerate(keys):
+        mask[:] = True
+        mask[post[ptr[k] : ptr[k + 1]]] = False
+        lacking[lacking_ptr[j] : lacking_ptr[j + 1]] = np.flatnonzero(mask)
+    return negated, lacking_ptr, lacking

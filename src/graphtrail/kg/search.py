@@ -321,9 +321,9 @@ class EntityIndex:
 
         # Character bigrams -> text postings (CSR over the sorted distinct keys). Bigrams, not
         # trigrams: a transposition in a five-letter name ("Aubja" for "Abuja") leaves no trigram.
-        self.text_grams, self.tri_keys, tri_ptr, tri_post = gram_postings(self.texts, text_lengths)
-        self.tri_ptr, self.tri_post, self.tri_negated = complement_common(tri_ptr, tri_post, len(self.texts))
-        del tri_ptr, tri_post
+        self.text_grams, self.tri_keys, self.tri_ptr, self.tri_post = gram_postings(self.texts, text_lengths)
+        self.tri_negated, self.lacking_ptr, self.lacking = complement_common(self.tri_ptr, self.tri_post, len(self.texts))
+        self.negated_rank = np.cumsum(self.tri_negated) - 1  # a negated key's number among them
         self.fuzzy_per_text = np.bincount(self.label_text[self.fuzzy_ok], minlength=len(self.texts))
 
         # Words: each text under its rarest word (for "label words are all query words"), and a
@@ -375,14 +375,15 @@ class EntityIndex:
         at = at[self.tri_keys[at] == keys]
         if not len(at):
             return np.zeros(0, dtype=np.int64)
+        # Bigrams each text shares with the query: a common bigram counts for every text but those it lacks.
         n_texts = len(self.texts)
-        lists = [self.tri_post[self.tri_ptr[k] : self.tri_ptr[k + 1]] for k in at.tolist()]
         negated = self.tri_negated[at]
-        # Bigrams each text shares with the query (a negated key lists the texts without it).
-        counts = np.bincount(np.concatenate([x for x, n in zip(lists, negated.tolist()) if not n] or [_NONE]), minlength=n_texts)
+        plain = [self.tri_post[self.tri_ptr[k] : self.tri_ptr[k + 1]] for k in at[~negated].tolist()]
+        counts = np.bincount(np.concatenate(plain) if plain else _NONE, minlength=n_texts)
         if negated.any():
-            lacking = np.concatenate([x for x, n in zip(lists, negated.tolist()) if n])
-            counts += int(negated.sum())
+            rank = self.negated_rank[at[negated]].tolist()
+            lacking = np.concatenate([self.lacking[self.lacking_ptr[j] : self.lacking_ptr[j + 1]] for j in rank])
+            counts += len(rank)
             counts -= np.bincount(lacking, minlength=n_texts)
         if allowed.all():
             usable, per_text = self.fuzzy_ok, self.fuzzy_per_text
