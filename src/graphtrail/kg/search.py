@@ -62,7 +62,7 @@ CODE_MAX_LEN = 3
 TRIGRAM_CANDIDATES = 256
 
 _WORD = re.compile(r"[\w'-]+")
-_NONE = np.zeros(0, dtype=np.int64)
+_NO_POSTINGS = np.zeros(0, dtype=np.int64)
 
 Ref = tuple[str, int]  # (entity id, label position: 0 = name, 1.. = aliases)
 
@@ -215,7 +215,7 @@ def _gram_keys(text: str) -> np.ndarray:
 _SIG_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def word_bits(word_ids: np.ndarray) -> np.ndarray:
+def _word_bits(word_ids: np.ndarray) -> np.ndarray:
     """One bit of 64 per word id (uint64): a label's word signature is the OR of its words' bits."""
     return np.left_shift(np.uint64(1), (word_ids.astype(np.uint64) * _SIG_MIX) >> np.uint64(58))
 
@@ -225,13 +225,13 @@ def _signatures(words: np.ndarray, owners: np.ndarray, n_labels: int) -> np.ndar
     sig = np.zeros(n_labels, dtype=np.uint64)
     if len(owners):
         starts = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
-        sig[owners[starts]] = np.bitwise_or.reduceat(word_bits(words), starts)
+        sig[owners[starts]] = np.bitwise_or.reduceat(_word_bits(words), starts)
     return sig
 
 
 def _word_postings(labels: list[str], column: Any = None) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """The sorted vocabulary of the (processed) labels' words, distinct ``(word id, label)`` pairs sorted by word, then label,
-    and each label's word signature (:func:`word_bits`).
+    and each label's word signature (:func:`_word_bits`).
 
     In columns with pyarrow where it can (processed labels hold letters, digits
     and single spaces only, so splitting at spaces is ``str.split()``, and
@@ -379,7 +379,7 @@ class EntityIndex:
         n_texts = len(self.texts)
         negated = self.tri_negated[at]
         plain = [self.tri_post[self.tri_ptr[k] : self.tri_ptr[k + 1]] for k in at[~negated].tolist()]
-        counts = np.bincount(np.concatenate(plain) if plain else _NONE, minlength=n_texts)
+        counts = np.bincount(np.concatenate(plain) if plain else _NO_POSTINGS, minlength=n_texts)
         if negated.any():
             rank = self.negated_rank[at[negated]].tolist()
             lacking = np.concatenate([self.lacking[self.lacking_ptr[j] : self.lacking_ptr[j + 1]] for j in rank])
@@ -425,7 +425,7 @@ class EntityIndex:
             # most of those texts have other words too: a text whose signature has a bit no query word sets
             # cannot qualify, and the few left are checked word by word.
             ids = np.fromiter((k for _, k in known), dtype=np.int64, count=len(known))
-            outside = ~np.bitwise_or.reduce(word_bits(ids))
+            outside = ~np.bitwise_or.reduce(_word_bits(ids))
             filed = np.concatenate([self.rarest_post[self.rarest_ptr[k] : self.rarest_ptr[k + 1]] for _, k in known])
             filed = filed[(self.word_sig[filed] & outside) == 0]
             wanted = {w for w, _ in known}
