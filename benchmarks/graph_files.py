@@ -19,6 +19,9 @@ Deterministic for a given generator, size and seed.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -106,6 +109,21 @@ def _wide(n_edges: int, seed: int) -> SyntheticGraph:
                           [labels[r] for r in rels], edge_descriptions)
 
 
+@contextmanager
+def _replacing(path: Path) -> Iterator[Path]:
+    """A path beside ``path`` to write to, moved onto it once written whole.
+
+    Files already there are reused, so a run stopped mid-write must not leave
+    half a file under the final name for the next run to measure.
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def make_graph(generator: str, n_edges: int, seed: int = 0) -> SyntheticGraph:
     if generator not in GENERATORS:
         raise ValueError(f"unknown generator {generator!r}; expected one of {', '.join(GENERATORS)}")
@@ -132,8 +150,10 @@ def write_graph_files(folder: Path, generator: str, n_edges: int, seed: int = 0,
         else:
             table = "id\tname\ttype\taliases\n" + "".join(f"{g.ids[i]}\t{g.names[i]}\t{g.types[i]}\t{alias_cells[i]}\n" for i in range(n))
             triples = "".join(f"{g.heads[k]}\t{g.relations[k]}\t{g.tails[k]}\n" for k in range(m))
-        (folder / "g.entities.tsv").write_text(table, encoding="utf-8")
-        paths["triples+table"].write_text(triples, encoding="utf-8")
+        with _replacing(folder / "g.entities.tsv") as tmp:  # the table first: the triples file marks the pair done
+            tmp.write_text(table, encoding="utf-8")
+        with _replacing(paths["triples+table"]) as tmp:
+            tmp.write_text(triples, encoding="utf-8")
     if "node-link" in wanted:
         nodes = []
         for i in range(n):
@@ -147,8 +167,9 @@ def write_graph_files(folder: Path, generator: str, n_edges: int, seed: int = 0,
             if wide:
                 edge["description"] = g.edge_descriptions[k]
             edges.append(edge)
-        paths["node-link"].write_text(json.dumps({"directed": True, "multigraph": True, "graph": {}, "nodes": nodes, "edges": edges},
-                                                 ensure_ascii=not wide), encoding="utf-8")
+        with _replacing(paths["node-link"]) as tmp:
+            tmp.write_text(json.dumps({"directed": True, "multigraph": True, "graph": {}, "nodes": nodes, "edges": edges},
+                                      ensure_ascii=not wide), encoding="utf-8")
     if "graphml" in wanted:
         _write_graphml(paths["graphml"], g, wide)
     if "graphrag" in wanted:
@@ -159,7 +180,7 @@ def write_graph_files(folder: Path, generator: str, n_edges: int, seed: int = 0,
 def _write_graphml(path: Path, g: SyntheticGraph, wide: bool) -> None:
     node_keys = ("name", "type", "description", "aliases") if wide else ("name", "type")
     edge_keys = ("relation", "description") if wide else ("relation",)
-    with path.open("w", encoding="utf-8") as fh:
+    with _replacing(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
         fh.write('<?xml version="1.0" encoding="utf-8"?>\n<graphml xmlns="http://graphml.graphdrawing.org/xmlns">\n')
         for k in node_keys:
             fh.write(f'<key id="{k}" for="node" attr.name="{k}" attr.type="string"/>\n')
@@ -189,9 +210,11 @@ def _write_graphrag(folder: Path, g: SyntheticGraph, wide: bool) -> None:
     if wide:
         entities["text_unit_ids"] = [[f"unit-{i % 101}", f"unit-{i % 37}"] for i in range(n)]
         entities["human_readable_id"] = list(range(n))
-    pd.DataFrame(entities).to_parquet(folder / "entities.parquet")
     relationships = {"id": [f"R{k}" for k in known], "source": [g.names[index[g.head_ids[k]]] for k in known],
                      "target": [g.names[index[g.tail_ids[k]]] for k in known], "description": [g.edge_descriptions[k] for k in known]}
     if wide:
         relationships["weight"] = [1.0 + (k % 5) for k in known]
-    pd.DataFrame(relationships).to_parquet(folder / "relationships.parquet")
+    with _replacing(folder / "relationships.parquet") as tmp:  # entities.parquet last: it marks the folder done
+        pd.DataFrame(relationships).to_parquet(tmp)
+    with _replacing(folder / "entities.parquet") as tmp:
+        pd.DataFrame(entities).to_parquet(tmp)

@@ -345,24 +345,23 @@ def complement_common(ptr: np.ndarray, post: np.ndarray, n_labels: int) -> tuple
     """For each key whose postings hold more than half the labels, the labels it lacks.
 
     Returns ``(negated, lacking_ptr, lacking)``: ``negated[k]`` says whether
-    key ``k`` has a list of the labels without it, the ``j``-th negated key's
-    ``lacking[lacking_ptr[j]:lacking_ptr[j + 1]]`` (ascending). Counting a
-    query's shared bigrams per label read every posting of its bigrams; where
-    labels share their common words, a few bigrams (" t", "th", "of") are in
-    nearly every label and were most of what a query read. A label's count is
-    then the number of negated keys minus how many of their lists name it: the
-    same integers, from a fraction of the postings. (The postings are not
-    rewritten: copying them cost more than the lists do.)
+    key ``k`` has a list of the labels without it, ascending in
+    ``lacking[lacking_ptr[k]:lacking_ptr[k + 1]]`` (empty for the other keys).
+    Counting a query's shared bigrams per label read every posting of its
+    bigrams; where labels share their common words, a few bigrams (" t",
+    "th", "of") are in nearly every label and were most of what a query read.
+    A label's count is then the number of negated keys minus how many of their
+    lists name it: the same integers, from a fraction of the postings. (The
+    postings are not rewritten: copying them cost more than the lists do.)
     """
     sizes = np.diff(ptr)
     negated = sizes > n_labels // 2
-    keys = np.flatnonzero(negated).tolist()  # fewer than twice a label's bigrams: a short loop
-    lacking_ptr = np.zeros(len(keys) + 1, dtype=np.int64)
-    np.cumsum(n_labels - sizes[negated], out=lacking_ptr[1:])
+    lacking_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(np.where(negated, n_labels - sizes, 0), out=lacking_ptr[1:])
     lacking = np.empty(int(lacking_ptr[-1]), dtype=post.dtype)
     mask = np.ones(n_labels, dtype=bool)
-    for j, k in enumerate(keys):
+    for k in np.flatnonzero(negated).tolist():  # fewer than twice a label's bigrams: a short loop
         mask[:] = True
         mask[post[ptr[k] : ptr[k + 1]]] = False
-        lacking[lacking_ptr[j] : lacking_ptr[j + 1]] = np.flatnonzero(mask)
+        lacking[lacking_ptr[k] : lacking_ptr[k + 1]] = np.flatnonzero(mask)
     return negated, lacking_ptr, lacking

@@ -323,7 +323,6 @@ class EntityIndex:
         # trigrams: a transposition in a five-letter name ("Aubja" for "Abuja") leaves no trigram.
         self.text_grams, self.tri_keys, self.tri_ptr, self.tri_post = gram_postings(self.texts, text_lengths)
         self.tri_negated, self.lacking_ptr, self.lacking = complement_common(self.tri_ptr, self.tri_post, len(self.texts))
-        self.negated_rank = np.cumsum(self.tri_negated) - 1  # a negated key's number among them
         self.fuzzy_per_text = np.bincount(self.label_text[self.fuzzy_ok], minlength=len(self.texts))
 
         # Words: each text under its rarest word (for "label words are all query words"), and a
@@ -381,15 +380,15 @@ class EntityIndex:
         plain = [self.tri_post[self.tri_ptr[k] : self.tri_ptr[k + 1]] for k in at[~negated].tolist()]
         counts = np.bincount(np.concatenate(plain) if plain else _NO_POSTINGS, minlength=n_texts)
         if negated.any():
-            rank = self.negated_rank[at[negated]].tolist()
-            lacking = np.concatenate([self.lacking[self.lacking_ptr[j] : self.lacking_ptr[j + 1]] for j in rank])
-            counts += len(rank)
+            common = at[negated].tolist()
+            lacking = np.concatenate([self.lacking[self.lacking_ptr[k] : self.lacking_ptr[k + 1]] for k in common])
+            counts += len(common)
             counts -= np.bincount(lacking, minlength=n_texts)
         if allowed.all():
             usable, per_text = self.fuzzy_ok, self.fuzzy_per_text
         else:
             usable = allowed & self.fuzzy_ok
-            per_text = np.bincount(self.label_text[usable], minlength=len(self.texts))
+            per_text = np.bincount(self.label_text[usable], minlength=n_texts)
         live = np.flatnonzero((counts > 0) & (per_text > 0))
         if int(per_text[live].sum()) <= TRIGRAM_CANDIDATES:
             return self._usable_labels(live, usable)
